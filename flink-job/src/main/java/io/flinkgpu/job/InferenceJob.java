@@ -1,0 +1,173 @@
+package io.flinkgpu.job;
+
+import io.flinkgpu.inference.operator.GpuInference;
+import io.flinkgpu.inference.operator.InferenceSettings;
+import io.flinkgpu.inference.operator.InferenceTypes;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.WireCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Properties;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * The streaming inference job:
+ *
+ * <pre>
+ *   Kafka requests -> parse &amp; validate -(invalid)-> Kafka dead-letter (+ error response)
+ *                          |
+ *                  partition by model
+ *                          |
+ *                 GPU inference (dynamic batching)  -> Kafka responses
+ * </pre>
+ *
+ * Every operator has a stable uid so that savepoints restore across job versions.
+ */
+public final class InferenceJob {
+    public static final String UID_SOURCE = "kafka-requests";
+    public static final String UID_PARSER = "parse-validate";
+    public static final String UID_INFERENCE = GpuInference.DEFAULT_UID;
+    public static final String UID_RESPONSE_SINK = "kafka-responses";
+    public static final String UID_DEAD_LETTER_SINK = "kafka-dead-letter";
+
+    private InferenceJob() {}
+
+    /** Adds the job to {@code env}, configured from {@code config}. */
+    public static void build(StreamExecutionEnvironment env, ReadableConfig config) {
+        InferenceSettings settings = InferenceSettings.fromConfiguration(config);
+        configureState(env, config);
+        String bootstrap = config.get(InferenceJobOptions.BOOTSTRAP_SERVERS);
+
+        KafkaSource<KafkaRecord> source = KafkaSource.<KafkaRecord>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(config.get(InferenceJobOptions.REQUESTS_TOPIC))
+                .setGroupId(config.get(InferenceJobOptions.GROUP_ID))
+                .setStartingOffsets(startingOffsets(config.get(InferenceJobOptions.STARTING_OFFSETS)))
+                .setDeserializer(new RawRecordDeserializer())
+                .build();
+
+        DataStream<KafkaRecord> records = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka requests")
+                .uid(UID_SOURCE);
+
+        SingleOutputStreamOperator<InferenceRequest> requests = records
+                .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.modelRepository(),
+                        settings.limits()), InferenceTypes.REQUEST)
+                .uid(UID_PARSER)
+                .name("Parse & validate");
+
+        DataStream<InferenceRequest> routed = requests
+                .partitionCustom(new ModelPartitioner(), InferenceRequest::modelName);
+
+        int parallelism = config.get(InferenceJobOptions.PARALLELISM);
+        SingleOutputStreamOperator<InferenceResponse> responses = GpuInference.builder()
+                .configuration(config)
+                .build()
+                .apply(routed)
+                .setParallelism(parallelism);
+
+        DataStream<InferenceResponse> allResponses =
+                responses.union(requests.getSideOutput(RequestParser.ERROR_RESPONSES));
+
+        boolean exactlyOnce = config.get(InferenceJobOptions.EXACTLY_ONCE);
+        WireCodec responseCodec = config.get(InferenceJobOptions.RESPONSES_FORMAT).writer();
+        String responsesTopic = config.get(InferenceJobOptions.RESPONSES_TOPIC);
+        allResponses.sinkTo(KafkaSink.<InferenceResponse>builder()
+                        .setBootstrapServers(bootstrap)
+                        .setKafkaProducerConfig(producerConfig(exactlyOnce))
+                        .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
+                        .setTransactionalIdPrefix("gpu-inference-responses")
+                        .setRecordSerializer((KafkaRecordSerializationSchema<InferenceResponse>) (r, ctx, ts) ->
+                                new ProducerRecord<>(responsesTopic, r.id().getBytes(StandardCharsets.UTF_8),
+                                        responseCodec.encodeResponse(r)))
+                        .build())
+                .uid(UID_RESPONSE_SINK)
+                .name("Kafka responses");
+
+        String deadLetterTopic = config.get(InferenceJobOptions.DEAD_LETTER_TOPIC);
+        requests.getSideOutput(RequestParser.DEAD_LETTERS)
+                .sinkTo(KafkaSink.<DeadLetter>builder()
+                        .setBootstrapServers(bootstrap)
+                        .setKafkaProducerConfig(producerConfig(exactlyOnce))
+                        .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
+                        .setTransactionalIdPrefix("gpu-inference-dead-letter")
+                        .setRecordSerializer((KafkaRecordSerializationSchema<DeadLetter>) (d, ctx, ts) ->
+                                new ProducerRecord<>(deadLetterTopic,
+                                        d.requestId() == null ? null : d.requestId().getBytes(StandardCharsets.UTF_8),
+                                        d.toJson()))
+                        .build())
+                .uid(UID_DEAD_LETTER_SINK)
+                .name("Kafka dead letters");
+    }
+
+    /** RocksDB and periodic checkpoints unless the cluster configuration says otherwise. */
+    private static void configureState(StreamExecutionEnvironment env, ReadableConfig config) {
+        Configuration state = new Configuration();
+        if (config.getOptional(StateBackendOptions.STATE_BACKEND).isEmpty()) {
+            state.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        }
+        env.configure(state);
+        Duration interval = config.get(InferenceJobOptions.CHECKPOINT_INTERVAL);
+        if (!interval.isZero() && !env.getCheckpointConfig().isCheckpointingEnabled()) {
+            env.enableCheckpointing(interval.toMillis());
+        }
+    }
+
+    private static Properties producerConfig(boolean exactlyOnce) {
+        Properties p = new Properties();
+        p.setProperty("linger.ms", "2");
+        if (exactlyOnce) {
+            // Flink's default (1 h) exceeds the broker's maximum of 15 minutes.
+            p.setProperty("transaction.timeout.ms", "600000");
+        }
+        return p;
+    }
+
+    private static OffsetsInitializer startingOffsets(String value) {
+        switch (value.toLowerCase(Locale.ROOT)) {
+            case "earliest":
+                return OffsetsInitializer.earliest();
+            case "latest":
+                return OffsetsInitializer.latest();
+            case "committed-or-earliest":
+                return OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+            default:
+                throw new IllegalArgumentException("unknown starting offsets '" + value
+                        + "'; use earliest, latest or committed-or-earliest");
+        }
+    }
+
+    /** Keeps the raw bytes and their origin; decoding happens in the parser so failures become dead letters. */
+    static final class RawRecordDeserializer implements KafkaRecordDeserializationSchema<KafkaRecord> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<KafkaRecord> out) {
+            out.collect(new KafkaRecord(record.topic(), record.partition(), record.offset(), record.key(),
+                    record.value()));
+        }
+
+        @Override
+        public TypeInformation<KafkaRecord> getProducedType() {
+            return TypeInformation.of(KafkaRecord.class);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.flinkgpu.job;
+
+import io.flinkgpu.inference.protocol.WireFormat;
+import java.time.Duration;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+/** The job's Kafka and pipeline options; the inference knobs are in {@code GpuInferenceOptions}. */
+public final class InferenceJobOptions {
+    private InferenceJobOptions() {}
+
+    public static final ConfigOption<String> BOOTSTRAP_SERVERS = ConfigOptions.key("inference.kafka.bootstrap-servers")
+            .stringType()
+            .defaultValue("localhost:9092")
+            .withDescription("Kafka bootstrap servers for the request, response and dead-letter topics.");
+
+    public static final ConfigOption<String> REQUESTS_TOPIC = ConfigOptions.key("inference.kafka.requests-topic")
+            .stringType()
+            .defaultValue("inference-requests")
+            .withDescription("Topic the job reads requests from.");
+
+    public static final ConfigOption<String> RESPONSES_TOPIC = ConfigOptions.key("inference.kafka.responses-topic")
+            .stringType()
+            .defaultValue("inference-responses")
+            .withDescription("Topic the job writes responses (outputs or errors) to, keyed by request id.");
+
+    public static final ConfigOption<String> DEAD_LETTER_TOPIC = ConfigOptions.key("inference.kafka.dead-letter-topic")
+            .stringType()
+            .defaultValue("inference-dead-letter")
+            .withDescription("Topic for records that are not valid requests: the original bytes, where they came "
+                    + "from, and the reason.");
+
+    public static final ConfigOption<String> GROUP_ID = ConfigOptions.key("inference.kafka.group-id")
+            .stringType()
+            .defaultValue("flink-gpu-inference")
+            .withDescription("Consumer group id of the request source.");
+
+    public static final ConfigOption<String> STARTING_OFFSETS = ConfigOptions.key("inference.kafka.starting-offsets")
+            .stringType()
+            .defaultValue("committed-or-earliest")
+            .withDescription("Where to start reading when there is no checkpoint: earliest, latest or "
+                    + "committed-or-earliest.");
+
+    public static final ConfigOption<WireFormat> REQUESTS_FORMAT = ConfigOptions.key("inference.kafka.requests-format")
+            .enumType(WireFormat.class)
+            .defaultValue(WireFormat.AUTO)
+            .withDescription("Encoding of the requests topic: JSON, BINARY, or AUTO (either, told apart by the "
+                    + "binary format's magic bytes).");
+
+    public static final ConfigOption<WireFormat> RESPONSES_FORMAT = ConfigOptions.key("inference.kafka.responses-format")
+            .enumType(WireFormat.class)
+            .defaultValue(WireFormat.JSON)
+            .withDescription("Encoding of the responses topic: JSON or BINARY.");
+
+    public static final ConfigOption<Boolean> EXACTLY_ONCE = ConfigOptions.key("inference.kafka.exactly-once")
+            .booleanType()
+            .defaultValue(false)
+            .withDescription("Write responses with Kafka transactions (exactly-once) instead of at-least-once.");
+
+    public static final ConfigOption<Integer> PARALLELISM = ConfigOptions.key("inference.parallelism")
+            .intType()
+            .defaultValue(1)
+            .withDescription("Parallelism of the inference operator (one subtask per device slot).");
+
+    public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("inference.checkpoint-interval")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(10))
+            .withDescription("Checkpoint interval; 0 disables checkpointing.");
+}

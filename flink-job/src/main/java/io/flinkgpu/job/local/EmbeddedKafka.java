@@ -1,0 +1,70 @@
+package io.flinkgpu.job.local;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+
+/** A single-node Kafka (KRaft, combined broker and controller) running inside this JVM. */
+public final class EmbeddedKafka implements AutoCloseable {
+    private final KafkaClusterTestKit cluster;
+
+    private EmbeddedKafka(KafkaClusterTestKit cluster) {
+        this.cluster = cluster;
+    }
+
+    public static EmbeddedKafka start() throws Exception {
+        KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
+                        .setCombined(true)
+                        .setNumBrokerNodes(1)
+                        .setNumControllerNodes(1)
+                        .build())
+                .setConfigProp("offsets.topic.replication.factor", "1")
+                .setConfigProp("transaction.state.log.replication.factor", "1")
+                .setConfigProp("transaction.state.log.min.isr", "1")
+                .setConfigProp("group.initial.rebalance.delay.ms", "0")
+                .setConfigProp("message.max.bytes", String.valueOf(16 * 1024 * 1024))
+                .build();
+        try {
+            cluster.format();
+            cluster.startup();
+            cluster.waitForReadyBrokers();
+        } catch (Exception e) {
+            cluster.close();
+            throw e;
+        }
+        return new EmbeddedKafka(cluster);
+    }
+
+    public String bootstrapServers() {
+        return cluster.bootstrapServers();
+    }
+
+    public void createTopics(int partitions, String... topics) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
+            List<NewTopic> newTopics = new ArrayList<>();
+            for (String t : topics) {
+                newTopics.add(new NewTopic(t, partitions, (short) 1));
+            }
+            admin.createTopics(newTopics).all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Client properties pointing at this broker. */
+    public Properties clientProperties() {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrapServers());
+        return p;
+    }
+
+    @Override
+    public void close() throws Exception {
+        cluster.close();
+    }
+}

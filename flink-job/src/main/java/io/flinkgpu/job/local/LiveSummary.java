@@ -1,0 +1,132 @@
+package io.flinkgpu.job.local;
+
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.ProtocolException;
+import io.flinkgpu.inference.protocol.WireFormat;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Reads the responses and dead-letter topics and prints one line per interval: throughput,
+ * mean batch size, end-to-end latency percentiles (send to response received), errors by code,
+ * dead letters and the model's accuracy on the labelled images.
+ */
+final class LiveSummary implements Runnable, AutoCloseable {
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final String responsesTopic;
+    private final TrafficGenerator traffic;
+    private final Duration interval;
+    private final PrintStream out;
+    private final long startNanos = System.nanoTime();
+    private volatile boolean running = true;
+
+    private final Histogram latency = new Histogram(60_000_000L, 3); // microseconds
+    private long answered;
+    private long answeredInInterval;
+    private long batchSizeSum;
+    private long correct;
+    private long labelled;
+    private long deadLetters;
+    private final Map<String, Long> errors = new TreeMap<>();
+
+    LiveSummary(String bootstrapServers, String responsesTopic, String deadLetterTopic, TrafficGenerator traffic,
+            Duration interval, PrintStream out) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrapServers);
+        p.setProperty("group.id", "live-summary");
+        p.setProperty("auto.offset.reset", "earliest");
+        this.consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        this.consumer.subscribe(List.of(responsesTopic, deadLetterTopic));
+        this.responsesTopic = responsesTopic;
+        this.traffic = traffic;
+        this.interval = interval;
+        this.out = out;
+    }
+
+    @Override
+    public void run() {
+        long nextPrint = System.nanoTime() + interval.toNanos();
+        while (running) {
+            for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                if (record.topic().equals(responsesTopic)) {
+                    onResponse(record.value());
+                } else {
+                    deadLetters++;
+                }
+            }
+            if (System.nanoTime() >= nextPrint) {
+                print();
+                nextPrint += interval.toNanos();
+            }
+        }
+    }
+
+    private void onResponse(byte[] payload) {
+        InferenceResponse r;
+        try {
+            r = WireFormat.AUTO.decodeResponse(payload);
+        } catch (ProtocolException e) {
+            errors.merge("UNREADABLE_RESPONSE", 1L, Long::sum);
+            return;
+        }
+        answered++;
+        answeredInInterval++;
+        long[] sent = traffic.outstanding.remove(r.id());
+        if (sent != null) {
+            latency.recordValue(Math.min((System.nanoTime() - sent[0]) / 1000, latency.getHighestTrackableValue()));
+        }
+        if (r.isError()) {
+            errors.merge(r.error().code().name(), 1L, Long::sum);
+            return;
+        }
+        batchSizeSum += r.timings().batchSize();
+        if (sent != null && r.output("logits") != null) {
+            float[] logits = r.output("logits").asFloats();
+            int best = 0;
+            for (int i = 1; i < logits.length; i++) {
+                if (logits[i] > logits[best]) {
+                    best = i;
+                }
+            }
+            labelled++;
+            if (best == sent[1]) {
+                correct++;
+            }
+        }
+    }
+
+    private void print() {
+        double elapsed = (System.nanoTime() - startNanos) / 1e9;
+        long successes = answered - errors.values().stream().mapToLong(Long::longValue).sum();
+        out.printf("[%5.0fs] sent %d | answered %d (%.0f/s) | mean batch %.1f | e2e p50 %.1f ms p99 %.1f ms | "
+                        + "errors %s | dead letters %d | accuracy %s%n",
+                elapsed, traffic.sent(), answered, answeredInInterval / (interval.toMillis() / 1000.0),
+                successes == 0 ? 0.0 : (double) batchSizeSum / successes,
+                latency.getValueAtPercentile(50) / 1000.0, latency.getValueAtPercentile(99) / 1000.0,
+                errors.isEmpty() ? "0" : errors.toString(), deadLetters,
+                labelled == 0 ? "-" : String.format("%.1f%%", 100.0 * correct / labelled));
+        answeredInInterval = 0;
+        latency.reset();
+    }
+
+    long answered() {
+        return answered;
+    }
+
+    @Override
+    public void close() {
+        running = false;
+    }
+
+    void closeConsumer() {
+        consumer.close();
+    }
+}

@@ -1,0 +1,107 @@
+package io.flinkgpu.inference.metrics;
+
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.protocol.ErrorCode;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+
+/**
+ * The inference operator's metrics, under stable names (see docs/METRICS.md). Operator-wide
+ * metrics sit in the {@code gpu_inference} group; per-model ones below it in
+ * {@code model=<name>, version=<v>} key-value groups, which the Prometheus reporter turns into
+ * labels.
+ */
+public final class InferenceMetrics {
+    public static final String GROUP = "gpu_inference";
+    static final int HISTOGRAM_WINDOW = 1024;
+
+    private final MetricGroup group;
+    private final Counter requestsIn;
+    private final Counter responsesOut;
+    private final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
+    private final Map<ModelId, ModelMetrics> models = new HashMap<>();
+    private final ModelGauges gauges;
+
+    /** Live values the gauges read. */
+    public interface ModelGauges {
+        long queuedSamples(ModelId model);
+    }
+
+    public InferenceMetrics(MetricGroup operatorGroup, LongSupplier queuedRequests, LongSupplier inFlightBatches,
+            LongSupplier loadedModels, ModelGauges gauges) {
+        this.group = operatorGroup.addGroup(GROUP);
+        this.requestsIn = group.counter("requestsIn");
+        this.responsesOut = group.counter("responsesOut");
+        this.gauges = gauges;
+        group.gauge("queuedRequests", queuedRequests::getAsLong);
+        group.gauge("inFlightBatches", inFlightBatches::getAsLong);
+        group.gauge("loadedModels", loadedModels::getAsLong);
+    }
+
+    /** Per-model metrics. */
+    public final class ModelMetrics {
+        final Counter requestsIn;
+        final Counter responsesOut;
+        final Counter batches;
+        final Histogram batchSize;
+        final Histogram queueLatencyMs;
+        final Histogram inferenceLatencyMs;
+        final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
+        final MetricGroup modelGroup;
+
+        ModelMetrics(ModelId id) {
+            modelGroup = group.addGroup("model", id.name()).addGroup("version", id.version());
+            requestsIn = modelGroup.counter("requestsIn");
+            responsesOut = modelGroup.counter("responsesOut");
+            batches = modelGroup.counter("batches");
+            batchSize = modelGroup.histogram("batchSize", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            queueLatencyMs = modelGroup.histogram("queueLatencyMs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            inferenceLatencyMs =
+                    modelGroup.histogram("inferenceLatencyMs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            modelGroup.gauge("queuedSamples", () -> gauges.queuedSamples(id));
+        }
+    }
+
+    private ModelMetrics model(ModelId id) {
+        return models.computeIfAbsent(id, ModelMetrics::new);
+    }
+
+    public void requestIn(ModelId id) {
+        requestsIn.inc();
+        if (id != null) {
+            model(id).requestsIn.inc();
+        }
+    }
+
+    /** Records an answered request; {@code error} is null for a success. */
+    public void responseOut(ModelId id, ErrorCode error) {
+        responsesOut.inc();
+        if (error != null) {
+            errors.computeIfAbsent(error, c -> group.addGroup("error", c.name()).counter("errors")).inc();
+        }
+        if (id != null) {
+            ModelMetrics m = model(id);
+            m.responsesOut.inc();
+            if (error != null) {
+                m.errors.computeIfAbsent(error, c -> m.modelGroup.addGroup("error", c.name()).counter("errors")).inc();
+            }
+        }
+    }
+
+    public void batchCompleted(ModelId id, int samples, double inferenceMs) {
+        ModelMetrics m = model(id);
+        m.batches.inc();
+        m.batchSize.update(samples);
+        m.inferenceLatencyMs.update(Math.round(inferenceMs));
+    }
+
+    public void queued(ModelId id, double queueMs) {
+        model(id).queueLatencyMs.update(Math.round(queueMs));
+    }
+}

@@ -1,0 +1,136 @@
+package io.flinkgpu.inference.operator;
+
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.validation.ValidationLimits;
+import java.time.Duration;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+
+/**
+ * The public entry point: adds dynamically batched model inference to a stream of requests.
+ *
+ * <pre>{@code
+ * DataStream<InferenceResponse> responses = GpuInference.builder()
+ *         .modelRepository("/models")
+ *         .maxBatchSize(32)
+ *         .maxQueueDelay(Duration.ofMillis(5))
+ *         .build()
+ *         .apply(requests);
+ * }</pre>
+ *
+ * Every request is answered, with outputs or with an error response carrying its reason.
+ */
+public final class GpuInference {
+    public static final String DEFAULT_UID = "gpu-inference";
+
+    private final InferenceSettings settings;
+    private final String name;
+    private final String uid;
+
+    private GpuInference(InferenceSettings settings, String name, String uid) {
+        this.settings = settings;
+        this.name = name;
+        this.uid = uid;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public InferenceSettings settings() {
+        return settings;
+    }
+
+    /** Applies inference to {@code requests}; the operator's uid stays stable across versions. */
+    public SingleOutputStreamOperator<InferenceResponse> apply(DataStream<InferenceRequest> requests) {
+        return requests
+                .transform(name, InferenceTypes.RESPONSE, new GpuInferenceOperatorFactory(settings))
+                .uid(uid)
+                .name(name);
+    }
+
+    /** Builds a {@link GpuInference}; unset values come from {@link GpuInferenceOptions}' defaults. */
+    public static final class Builder {
+        private final Configuration config = new Configuration();
+        private String name = "GPU inference";
+        private String uid = DEFAULT_UID;
+
+        /** Starts from a Flink configuration (config.yaml, {@code -D}); later calls override it. */
+        public Builder configuration(ReadableConfig flinkConfig) {
+            for (var option : new org.apache.flink.configuration.ConfigOption<?>[] {
+                    GpuInferenceOptions.MODEL_REPOSITORY, GpuInferenceOptions.MAX_BATCH_SIZE,
+                    GpuInferenceOptions.MAX_QUEUE_DELAY, GpuInferenceOptions.PREFERRED_BATCH_SIZES,
+                    GpuInferenceOptions.MAX_ENQUEUED_BATCHES, GpuInferenceOptions.EXECUTION_THREADS,
+                    GpuInferenceOptions.DEVICE_TYPE, GpuInferenceOptions.DEVICE_MEMORY,
+                    GpuInferenceOptions.INTRA_OP_THREADS, GpuInferenceOptions.MAX_TENSOR_ELEMENTS,
+                    GpuInferenceOptions.MAX_REQUEST_SIZE}) {
+                copy(flinkConfig, option);
+            }
+            return this;
+        }
+
+        private <T> void copy(ReadableConfig from, org.apache.flink.configuration.ConfigOption<T> option) {
+            from.getOptional(option).ifPresent(v -> config.set(option, v));
+        }
+
+        public Builder modelRepository(String path) {
+            config.set(GpuInferenceOptions.MODEL_REPOSITORY, path);
+            return this;
+        }
+
+        public Builder maxBatchSize(int size) {
+            config.set(GpuInferenceOptions.MAX_BATCH_SIZE, size);
+            return this;
+        }
+
+        public Builder maxQueueDelay(Duration delay) {
+            config.set(GpuInferenceOptions.MAX_QUEUE_DELAY, delay);
+            return this;
+        }
+
+        public Builder preferredBatchSizes(Integer... sizes) {
+            config.set(GpuInferenceOptions.PREFERRED_BATCH_SIZES, java.util.List.of(sizes));
+            return this;
+        }
+
+        public Builder maxEnqueuedBatches(int batches) {
+            config.set(GpuInferenceOptions.MAX_ENQUEUED_BATCHES, batches);
+            return this;
+        }
+
+        public Builder executionThreads(int threads) {
+            config.set(GpuInferenceOptions.EXECUTION_THREADS, threads);
+            return this;
+        }
+
+        public Builder intraOpThreads(int threads) {
+            config.set(GpuInferenceOptions.INTRA_OP_THREADS, threads);
+            return this;
+        }
+
+        public Builder limits(ValidationLimits limits) {
+            config.set(GpuInferenceOptions.MAX_TENSOR_ELEMENTS, limits.maxTensorElements());
+            config.set(GpuInferenceOptions.MAX_REQUEST_SIZE,
+                    new org.apache.flink.configuration.MemorySize(limits.maxRequestBytes()));
+            return this;
+        }
+
+        public Builder name(String operatorName) {
+            this.name = operatorName;
+            return this;
+        }
+
+        public Builder uid(String operatorUid) {
+            this.uid = operatorUid;
+            return this;
+        }
+
+        public GpuInference build() {
+            InferenceSettings settings = InferenceSettings.fromConfiguration(config);
+            return new GpuInference(settings, name, uid);
+        }
+    }
+}

@@ -1,0 +1,325 @@
+package io.flinkgpu.inference.operator;
+
+import io.flinkgpu.inference.batching.Batch;
+import io.flinkgpu.inference.batching.BatchKey;
+import io.flinkgpu.inference.batching.DynamicBatcher;
+import io.flinkgpu.inference.batching.Ticker;
+import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.execution.OnnxModel;
+import io.flinkgpu.inference.metrics.InferenceMetrics;
+import io.flinkgpu.inference.model.ModelCache;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.model.ModelRepository;
+import io.flinkgpu.inference.model.TensorSpec;
+import io.flinkgpu.inference.protocol.ErrorCode;
+import io.flinkgpu.inference.protocol.InferenceError;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.ProtocolException;
+import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.protocol.Timings;
+import io.flinkgpu.inference.validation.RequestValidator;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.common.operators.MailboxExecutor;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+/**
+ * The inference operator. Requests queue in a {@link DynamicBatcher}; batches run on a small
+ * pool of execution threads, never on the mailbox thread; results come back to the mailbox
+ * thread and are emitted there. Every request is answered exactly once per run: with outputs,
+ * or with an error response that says why.
+ *
+ * <p>Checkpoints hold every request that has not been answered yet (queued or executing), and a
+ * restore queues them again, so a failure loses nothing (responses emitted after the checkpoint
+ * may be repeated: at-least-once, with request ids to detect duplicates). End of input drains
+ * everything, so a bounded stream loses no tail. When a model's queue holds
+ * {@code max_enqueued_batches} full batches the operator stops taking input until batches
+ * complete, which Flink turns into backpressure on the source.
+ */
+public class GpuInferenceOperator extends AbstractStreamOperator<InferenceResponse>
+        implements OneInputStreamOperator<InferenceRequest, InferenceResponse>, BoundedOneInput {
+
+    private static final long serialVersionUID = 1L;
+    static final String STATE_NAME = "gpu-inference-pending-requests";
+
+    private final InferenceSettings settings;
+    private final transient MailboxExecutor mailbox;
+    private final transient Ticker ticker = Ticker.SYSTEM;
+
+    private transient ModelRepository repository;
+    private transient RequestValidator validator;
+    private transient Device device;
+    private transient ModelCache cache;
+    private transient DynamicBatcher<Pending> batcher;
+    private transient ExecutorService executor;
+    private transient Map<Long, Batch<Pending>> executing;
+    private transient long batchSequence;
+    private transient long timerAtMillis;
+    private transient ListState<InferenceRequest> pendingState;
+    private transient List<InferenceRequest> restored;
+    private transient InferenceMetrics metrics;
+
+    /** A validated request waiting for, or in, a batch. */
+    record Pending(InferenceRequest request, ModelRepository.ResolvedModel model) {}
+
+    public GpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters, InferenceSettings settings) {
+        super(parameters);
+        this.settings = settings;
+        this.mailbox = parameters.getMailboxExecutor();
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        pendingState = context.getOperatorStateStore().getListState(
+                new ListStateDescriptor<>(STATE_NAME, CodecSerializer.RequestSerializer.INSTANCE));
+        restored = new ArrayList<>();
+        if (context.isRestored()) {
+            for (InferenceRequest r : pendingState.get()) {
+                restored.add(r);
+            }
+        }
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+        repository = ModelRepository.open(Path.of(settings.modelRepository()));
+        validator = new RequestValidator(repository, settings.limits());
+        device = settings.createDevice(subtask);
+        cache = new ModelCache(device);
+        batcher = new DynamicBatcher<>(
+                id -> settings.batchingFor(repository.resolveConfig(id)), ticker);
+        executing = new LinkedHashMap<>();
+        timerAtMillis = Long.MAX_VALUE;
+        AtomicInteger threadNumber = new AtomicInteger();
+        String threadPrefix = "gpu-inference-" + subtask + "-";
+        executor = Executors.newFixedThreadPool(settings.executionThreads(), r -> {
+            Thread t = new Thread(r, threadPrefix + threadNumber.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        metrics = new InferenceMetrics(getMetricGroup(), batcher::queuedRequests, () -> executing.size(),
+                cache::loadedCount, batcher::queuedSamples);
+        if (!restored.isEmpty()) {
+            LOG.info("Re-queueing {} requests restored from the last checkpoint", restored.size());
+            for (InferenceRequest r : restored) {
+                accept(r);
+            }
+            restored.clear();
+            dispatch();
+        }
+    }
+
+    @Override
+    public void processElement(StreamRecord<InferenceRequest> element) throws Exception {
+        InferenceRequest request = element.getValue();
+        // Backpressure: while the model has max_enqueued_batches full batches waiting, run mail
+        // (batch completions, timers) instead of taking more input.
+        while (batcher.isBackpressured() && !executing.isEmpty()) {
+            mailbox.yield();
+        }
+        accept(request);
+        dispatch();
+    }
+
+    private void accept(InferenceRequest request) {
+        RequestValidator.Validated v;
+        try {
+            v = validator.check(request);
+        } catch (ProtocolException e) {
+            metrics.requestIn(null);
+            emit(InferenceResponse.failure(request.id(), request.modelName(), request.modelVersion(), e.toError(),
+                    Timings.NONE), null);
+            return;
+        }
+        ModelId id = v.model().id();
+        metrics.requestIn(id);
+        batcher.add(new BatchKey(id, shapeSignature(v)), new Pending(v.request(), v.model()), v.request().batchSize());
+    }
+
+    /** Non-batch dimensions of every input, in config order: requests sharing them stack. */
+    private static String shapeSignature(RequestValidator.Validated v) {
+        boolean variable = false;
+        for (TensorSpec spec : v.model().config().inputs()) {
+            variable |= spec.hasVariableDimension();
+        }
+        if (!variable) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder();
+        for (TensorSpec spec : v.model().config().inputs()) {
+            long[] shape = v.request().input(spec.name()).shape();
+            sb.append('[');
+            for (int i = 1; i < shape.length; i++) {
+                sb.append(i > 1 ? "," : "").append(shape[i]);
+            }
+            sb.append(']');
+        }
+        return sb.toString();
+    }
+
+    /** Starts ready batches while execution threads are free; arms a timer for the next one. */
+    private void dispatch() {
+        while (executing.size() < settings.executionThreads()) {
+            Batch<Pending> batch = batcher.poll();
+            if (batch == null) {
+                break;
+            }
+            submit(batch);
+        }
+        if (executing.size() < settings.executionThreads()) {
+            armTimer();
+        }
+    }
+
+    private void armTimer() {
+        OptionalLong next = batcher.nextReadyNanos();
+        if (next.isEmpty()) {
+            return;
+        }
+        long delayMillis = Math.max(0, (next.getAsLong() - ticker.nanos() + 999_999) / 1_000_000);
+        long at = getProcessingTimeService().getCurrentProcessingTime() + delayMillis;
+        if (at < timerAtMillis) {
+            timerAtMillis = at;
+            getProcessingTimeService().registerTimer(at, time -> {
+                if (time >= timerAtMillis) {
+                    timerAtMillis = Long.MAX_VALUE;
+                }
+                dispatch();
+            });
+        }
+    }
+
+    private void submit(Batch<Pending> batch) {
+        long seq = batchSequence++;
+        executing.put(seq, batch);
+        long dispatchedNanos = ticker.nanos();
+        executor.execute(() -> {
+            List<InferenceResponse> responses = execute(batch, dispatchedNanos);
+            mailbox.execute(() -> complete(seq, batch, responses), "gpu-inference batch results");
+        });
+    }
+
+    /** Runs on an execution thread. Never throws: failures become error responses. */
+    private List<InferenceResponse> execute(Batch<Pending> batch, long dispatchedNanos) {
+        List<Pending> items = batch.items();
+        ModelRepository.ResolvedModel model = items.get(0).model();
+        long started = ticker.nanos();
+        List<List<Tensor>> outputs = null;
+        InferenceError error = null;
+        try {
+            OnnxModel loaded = cache.get(model);
+            List<InferenceRequest> requests = new ArrayList<>(items.size());
+            for (Pending p : items) {
+                requests.add(p.request());
+            }
+            outputs = loaded.run(requests);
+        } catch (ModelCache.ModelLoadException e) {
+            error = new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage());
+        } catch (Exception | LinkageError e) {
+            error = new InferenceError(ErrorCode.INFERENCE_FAILED, String.valueOf(e.getMessage()));
+        }
+        double inferenceMs = (ticker.nanos() - started) / 1e6;
+        List<InferenceResponse> responses = new ArrayList<>(items.size());
+        for (int i = 0; i < items.size(); i++) {
+            InferenceRequest r = items.get(i).request();
+            Timings timings = new Timings((dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6,
+                    inferenceMs, batch.samples());
+            responses.add(error == null
+                    ? InferenceResponse.success(r.id(), r.modelName(), model.id().version(), outputs.get(i), timings)
+                    : InferenceResponse.failure(r.id(), r.modelName(), model.id().version(), error, timings));
+        }
+        return responses;
+    }
+
+    private void complete(long seq, Batch<Pending> batch, List<InferenceResponse> responses) {
+        executing.remove(seq);
+        ModelId id = batch.key().model();
+        if (!responses.isEmpty()) {
+            metrics.batchCompleted(id, batch.samples(), responses.get(0).timings().inferenceMs());
+        }
+        for (InferenceResponse response : responses) {
+            metrics.queued(id, response.timings().queueMs());
+            emit(response, id);
+        }
+        dispatch();
+    }
+
+    private void emit(InferenceResponse response, ModelId id) {
+        metrics.responseOut(id, response.isError() ? response.error().code() : null);
+        output.collect(new StreamRecord<>(response));
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        List<InferenceRequest> pending = new ArrayList<>(batcher.queuedRequests());
+        for (Batch<Pending> batch : executing.values()) {
+            for (Pending p : batch.items()) {
+                pending.add(p.request());
+            }
+        }
+        for (Batch.Queued<Pending> q : batcher.queued()) {
+            pending.add(q.item().request());
+        }
+        pendingState.update(pending);
+    }
+
+    @Override
+    public void endInput() throws Exception {
+        drain();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        drain();
+        super.finish();
+    }
+
+    /** Runs everything queued and waits for every executing batch. */
+    private void drain() throws InterruptedException {
+        for (Batch<Pending> batch : batcher.flush()) {
+            submit(batch);
+        }
+        while (!executing.isEmpty()) {
+            mailbox.yield();
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            if (executor != null) {
+                executor.shutdownNow();
+                executor.awaitTermination(10, TimeUnit.SECONDS);
+            }
+            if (cache != null) {
+                cache.close();
+            }
+            if (device != null) {
+                device.close();
+            }
+        } finally {
+            super.close();
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.flinkgpu.inference.protocol;
+
+/**
+ * Stable error codes carried by error responses and dead-letter records. Codes are part of the
+ * wire contract: add new ones, never rename.
+ */
+public enum ErrorCode {
+    /** The payload is not a decodable request (bad JSON, bad binary framing, invalid UTF-8). */
+    MALFORMED_PAYLOAD,
+    /** A required field is absent (id, model_name, inputs, a tensor's name/shape/datatype/data). */
+    MISSING_FIELD,
+    /** A field has the wrong JSON type or an impossible value (negative dimension, bad priority). */
+    INVALID_FIELD,
+    UNKNOWN_MODEL,
+    UNKNOWN_VERSION,
+    /** An input that the model does not declare. */
+    UNKNOWN_INPUT,
+    /** An input that the model declares but the request lacks. */
+    MISSING_INPUT,
+    DATATYPE_MISMATCH,
+    /** Wrong rank, a fixed dimension that differs, or inputs disagreeing on the batch dimension. */
+    SHAPE_MISMATCH,
+    /** The number of data elements does not match the product of the shape. */
+    ELEMENT_COUNT_MISMATCH,
+    /** Over the configured per-tensor element limit or the request byte limit. */
+    TENSOR_TOO_LARGE,
+    /** A NaN or infinity in an input whose model config forbids it. */
+    NAN_NOT_ALLOWED,
+    /** The request's batch dimension exceeds the model's max_batch_size. */
+    BATCH_TOO_LARGE,
+    /** The model could not be loaded onto the device. */
+    MODEL_LOAD_FAILED,
+    /** The runtime failed while executing the batch. */
+    INFERENCE_FAILED,
+    /** A bug: anything not covered above. */
+    INTERNAL
+}

@@ -1,0 +1,16 @@
+package io.flinkgpu.inference.protocol;
+
+import java.io.Serializable;
+
+/**
+ * The request parameters the scheduler understands. {@code priority} 1 is the highest; 0 means
+ * "the model's default level". {@code timeoutMs} 0 means "the model's default timeout".
+ */
+public record RequestParameters(int priority, long timeoutMs, String tenant) implements Serializable {
+    public static final String DEFAULT_TENANT = "default";
+    public static final RequestParameters DEFAULTS = new RequestParameters(0, 0, DEFAULT_TENANT);
+
+    public RequestParameters {
+        tenant = tenant == null || tenant.isEmpty() ? DEFAULT_TENANT : tenant;
+    }
+}

@@ -1,0 +1,12 @@
+package io.flinkgpu.inference.protocol;
+
+/** Encodes and decodes requests and responses for one wire format. Implementations are thread-safe. */
+public interface WireCodec {
+    InferenceRequest decodeRequest(byte[] payload) throws ProtocolException;
+
+    byte[] encodeRequest(InferenceRequest request);
+
+    InferenceResponse decodeResponse(byte[] payload) throws ProtocolException;
+
+    byte[] encodeResponse(InferenceResponse response);
+}
