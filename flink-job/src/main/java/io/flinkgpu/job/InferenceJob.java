@@ -125,6 +125,7 @@ public final class InferenceJob {
             state.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         }
         env.configure(state);
+        env.setBufferTimeout(config.get(InferenceJobOptions.BUFFER_TIMEOUT).toMillis());
         Duration interval = config.get(InferenceJobOptions.CHECKPOINT_INTERVAL);
         if (!interval.isZero() && !env.getCheckpointConfig().isCheckpointingEnabled()) {
             env.enableCheckpointing(interval.toMillis());

@@ -66,4 +66,10 @@ public final class InferenceJobOptions {
             .durationType()
             .defaultValue(Duration.ofSeconds(10))
             .withDescription("Checkpoint interval; 0 disables checkpointing.");
+
+    public static final ConfigOption<Duration> BUFFER_TIMEOUT = ConfigOptions.key("inference.buffer-timeout")
+            .durationType()
+            .defaultValue(Duration.ofMillis(2))
+            .withDescription("How long Flink may hold records in a network buffer before sending them on. "
+                    + "Flink's default (100 ms) would dominate inference latency.");
 }

@@ -31,11 +31,16 @@ public final class EmbeddedKafka implements AutoCloseable {
                 .setConfigProp("group.initial.rebalance.delay.ms", "0")
                 .setConfigProp("message.max.bytes", String.valueOf(16 * 1024 * 1024))
                 .build();
+        java.io.PrintStream stdout = System.out;
         try {
+            // Formatting prints its bootstrap metadata to stdout; keep the console for the summary.
+            System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
             cluster.format();
+            System.setOut(stdout);
             cluster.startup();
             cluster.waitForReadyBrokers();
         } catch (Exception e) {
+            System.setOut(stdout);
             cluster.close();
             throw e;
         }

@@ -37,6 +37,7 @@ final class TrafficGenerator implements Runnable, AutoCloseable {
     /** Request id -> [send time nanos, label]; removed when answered. */
     final Map<String, long[]> outstanding = new ConcurrentHashMap<>();
     private volatile boolean running = true;
+    private final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
 
     TrafficGenerator(String bootstrapServers, String topic, FashionMnist data, double ratePerSecond,
             double invalidFraction) {
@@ -60,6 +61,14 @@ final class TrafficGenerator implements Runnable, AutoCloseable {
 
     @Override
     public void run() {
+        try {
+            produce();
+        } finally {
+            stopped.countDown();
+        }
+    }
+
+    private void produce() {
         long intervalNanos = (long) (1e9 / ratePerSecond);
         long next = System.nanoTime();
         long n = 0;
@@ -112,6 +121,11 @@ final class TrafficGenerator implements Runnable, AutoCloseable {
     @Override
     public void close() {
         running = false;
+        try {
+            stopped.await(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         producer.close();
     }
 }

@@ -139,7 +139,8 @@ public final class ModelRepository {
                     + models.keySet());
         }
         String v = version == null ? entry.defaultVersion() : version;
-        Path file = entry.versionFiles().get(v);
+        // The version map orders keys numerically, so look up only well-formed versions.
+        Path file = VERSION.matcher(v).matches() ? entry.versionFiles().get(v) : null;
         if (file == null) {
             throw new ProtocolException(ErrorCode.UNKNOWN_VERSION, "model '" + name + "' has no version '" + v
                     + "'; available: " + entry.versionFiles().keySet());
