@@ -18,7 +18,18 @@ public record DeadLetter(ErrorCode code, String reason, String requestId, String
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
+    /** JSON with the whole original. */
     public byte[] toJson() {
+        return toJson(Integer.MAX_VALUE);
+    }
+
+    /**
+     * JSON with at most {@code maxOriginalBytes} of the original, so that a dead letter for an
+     * oversized record still fits in a Kafka record; {@code original_size} tells the full size.
+     */
+    public byte[] toJson(int maxOriginalBytes) {
+        byte[] bytes = original == null ? new byte[0] : original;
+        boolean truncated = bytes.length > maxOriginalBytes;
         ObjectNode n = MAPPER.createObjectNode();
         n.put("code", code.name());
         n.put("reason", reason);
@@ -28,7 +39,10 @@ public record DeadLetter(ErrorCode code, String reason, String requestId, String
         n.put("source_topic", topic);
         n.put("source_partition", partition);
         n.put("source_offset", offset);
-        n.put("original_base64", Base64.getEncoder().encodeToString(original == null ? new byte[0] : original));
+        n.put("original_size", bytes.length);
+        n.put("original_truncated", truncated);
+        n.put("original_base64", Base64.getEncoder().encodeToString(
+                truncated ? java.util.Arrays.copyOf(bytes, maxOriginalBytes) : bytes));
         try {
             return MAPPER.writeValueAsBytes(n);
         } catch (JsonProcessingException e) {

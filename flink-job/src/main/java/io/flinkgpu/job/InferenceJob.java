@@ -3,6 +3,8 @@ package io.flinkgpu.job;
 import io.flinkgpu.inference.operator.GpuInference;
 import io.flinkgpu.inference.operator.InferenceSettings;
 import io.flinkgpu.inference.operator.InferenceTypes;
+import io.flinkgpu.inference.protocol.ErrorCode;
+import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.WireCodec;
@@ -88,16 +90,17 @@ public final class InferenceJob {
                 responses.union(requests.getSideOutput(RequestParser.ERROR_RESPONSES));
 
         boolean exactlyOnce = config.get(InferenceJobOptions.EXACTLY_ONCE);
+        int maxRecordBytes = (int) Math.min(Integer.MAX_VALUE, config.get(InferenceJobOptions.MAX_RECORD_SIZE).getBytes());
         WireCodec responseCodec = config.get(InferenceJobOptions.RESPONSES_FORMAT).writer();
         String responsesTopic = config.get(InferenceJobOptions.RESPONSES_TOPIC);
         allResponses.sinkTo(KafkaSink.<InferenceResponse>builder()
                         .setBootstrapServers(bootstrap)
-                        .setKafkaProducerConfig(producerConfig(exactlyOnce))
+                        .setKafkaProducerConfig(producerConfig(exactlyOnce, maxRecordBytes))
                         .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
                         .setTransactionalIdPrefix("gpu-inference-responses")
                         .setRecordSerializer((KafkaRecordSerializationSchema<InferenceResponse>) (r, ctx, ts) ->
                                 new ProducerRecord<>(responsesTopic, r.id().getBytes(StandardCharsets.UTF_8),
-                                        responseCodec.encodeResponse(r)))
+                                        encodeBounded(responseCodec, r, maxRecordBytes)))
                         .build())
                 .uid(UID_RESPONSE_SINK)
                 .name("Kafka responses");
@@ -106,13 +109,13 @@ public final class InferenceJob {
         requests.getSideOutput(RequestParser.DEAD_LETTERS)
                 .sinkTo(KafkaSink.<DeadLetter>builder()
                         .setBootstrapServers(bootstrap)
-                        .setKafkaProducerConfig(producerConfig(exactlyOnce))
+                        .setKafkaProducerConfig(producerConfig(exactlyOnce, maxRecordBytes))
                         .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
                         .setTransactionalIdPrefix("gpu-inference-dead-letter")
                         .setRecordSerializer((KafkaRecordSerializationSchema<DeadLetter>) (d, ctx, ts) ->
                                 new ProducerRecord<>(deadLetterTopic,
                                         d.requestId() == null ? null : d.requestId().getBytes(StandardCharsets.UTF_8),
-                                        d.toJson()))
+                                        d.toJson(maxRecordBytes / 2)))
                         .build())
                 .uid(UID_DEAD_LETTER_SINK)
                 .name("Kafka dead letters");
@@ -132,8 +135,24 @@ public final class InferenceJob {
         }
     }
 
-    private static Properties producerConfig(boolean exactlyOnce) {
+    /** The encoded response, or an OUTPUT_TOO_LARGE error if it would not fit in a record. */
+    static byte[] encodeBounded(WireCodec codec, InferenceResponse response, int maxRecordBytes) {
+        byte[] bytes = codec.encodeResponse(response);
+        if (bytes.length <= maxRecordBytes - RECORD_OVERHEAD_BYTES) {
+            return bytes;
+        }
+        return codec.encodeResponse(InferenceResponse.failure(response.id(), response.modelName(),
+                response.modelVersion(), new InferenceError(ErrorCode.OUTPUT_TOO_LARGE, "the response has "
+                        + bytes.length + " bytes; inference.kafka.max-record-size allows " + maxRecordBytes),
+                response.timings()));
+    }
+
+    /** Room for the key, headers and batch framing within max.request.size. */
+    private static final int RECORD_OVERHEAD_BYTES = 1024;
+
+    private static Properties producerConfig(boolean exactlyOnce, int maxRecordBytes) {
         Properties p = new Properties();
+        p.setProperty("max.request.size", String.valueOf(maxRecordBytes));
         p.setProperty("linger.ms", "2");
         if (exactlyOnce) {
             // Flink's default (1 h) exceeds the broker's maximum of 15 minutes.

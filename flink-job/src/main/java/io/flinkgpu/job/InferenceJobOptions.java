@@ -2,6 +2,7 @@ package io.flinkgpu.job;
 
 import io.flinkgpu.inference.protocol.WireFormat;
 import java.time.Duration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
@@ -72,4 +73,10 @@ public final class InferenceJobOptions {
             .defaultValue(Duration.ofMillis(2))
             .withDescription("How long Flink may hold records in a network buffer before sending them on. "
                     + "Flink's default (100 ms) would dominate inference latency.");
+
+    public static final ConfigOption<MemorySize> MAX_RECORD_SIZE = ConfigOptions.key("inference.kafka.max-record-size")
+            .memoryType()
+            .defaultValue(MemorySize.parse("1m"))
+            .withDescription("Largest record the job writes (Kafka's max.request.size). A response over it is "
+                    + "replaced by an OUTPUT_TOO_LARGE error; a dead letter keeps only the start of the original.");
 }

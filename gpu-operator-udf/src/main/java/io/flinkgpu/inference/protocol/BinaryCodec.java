@@ -17,7 +17,8 @@ import java.util.List;
  *   "FGI" 0x01 | header length (uint32 LE) | header JSON (UTF-8) | tensor bytes ...
  * </pre>
  *
- * A 28x28 FP32 image is 3,136 bytes of payload here instead of ~20 KB of decimal text.
+ * A 28x28 FP32 image travels as 3,136 bytes of tensor data instead of ~8 KB of decimal text,
+ * and encoding and decoding are copies rather than number formatting and parsing.
  */
 public class BinaryCodec implements WireCodec {
     static final byte[] MAGIC = {'F', 'G', 'I', 1};

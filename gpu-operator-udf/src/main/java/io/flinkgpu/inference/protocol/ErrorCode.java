@@ -32,6 +32,8 @@ public enum ErrorCode {
     MODEL_LOAD_FAILED,
     /** The runtime failed while executing the batch. */
     INFERENCE_FAILED,
+    /** The response would exceed the largest record the responses topic accepts. */
+    OUTPUT_TOO_LARGE,
     /** A bug: anything not covered above. */
     INTERNAL
 }

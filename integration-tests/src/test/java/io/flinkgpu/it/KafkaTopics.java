@@ -1,0 +1,60 @@
+package io.flinkgpu.it;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/** Plain Kafka clients for the tests: produce raw records, read a topic until enough arrived. */
+final class KafkaTopics {
+    private KafkaTopics() {}
+
+    static void produce(String bootstrap, String topic, List<ProducerRecord<byte[], byte[]>> records) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        p.setProperty("linger.ms", "5");
+        p.setProperty("max.request.size", String.valueOf(8 * 1024 * 1024));
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (ProducerRecord<byte[], byte[]> r : records) {
+                producer.send(new ProducerRecord<>(topic, r.key(), r.value()));
+            }
+            producer.flush();
+        }
+    }
+
+    /**
+     * Reads {@code topic} from the beginning until {@code done} holds for what was read, or the
+     * timeout passes; then keeps reading for {@code settle} to catch records beyond the expected.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> read(String bootstrap, String topic,
+            Predicate<List<ConsumerRecord<byte[], byte[]>>> done, Duration timeout, Duration settle) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        p.setProperty("group.id", "it-reader-" + UUID.randomUUID());
+        p.setProperty("auto.offset.reset", "earliest");
+        p.setProperty("isolation.level", "read_committed");
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (!done.test(out) && System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+            long settleUntil = System.nanoTime() + settle.toNanos();
+            while (System.nanoTime() < settleUntil) {
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+}
