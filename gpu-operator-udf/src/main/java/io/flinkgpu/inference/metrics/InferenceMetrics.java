@@ -50,8 +50,8 @@ public final class InferenceMetrics {
         final Counter responsesOut;
         final Counter batches;
         final Histogram batchSize;
-        final Histogram queueLatencyMs;
-        final Histogram inferenceLatencyMs;
+        final Histogram queueLatencyUs;
+        final Histogram inferenceLatencyUs;
         final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
         final MetricGroup modelGroup;
 
@@ -61,9 +61,9 @@ public final class InferenceMetrics {
             responsesOut = modelGroup.counter("responsesOut");
             batches = modelGroup.counter("batches");
             batchSize = modelGroup.histogram("batchSize", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
-            queueLatencyMs = modelGroup.histogram("queueLatencyMs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
-            inferenceLatencyMs =
-                    modelGroup.histogram("inferenceLatencyMs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            queueLatencyUs = modelGroup.histogram("queueLatencyUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            inferenceLatencyUs =
+                    modelGroup.histogram("inferenceLatencyUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             modelGroup.gauge("queuedSamples", () -> gauges.queuedSamples(id));
         }
     }
@@ -98,10 +98,10 @@ public final class InferenceMetrics {
         ModelMetrics m = model(id);
         m.batches.inc();
         m.batchSize.update(samples);
-        m.inferenceLatencyMs.update(Math.round(inferenceMs));
+        m.inferenceLatencyUs.update(Math.round(inferenceMs * 1000));
     }
 
     public void queued(ModelId id, double queueMs) {
-        model(id).queueLatencyMs.update(Math.round(queueMs));
+        model(id).queueLatencyUs.update(Math.round(queueMs * 1000));
     }
 }

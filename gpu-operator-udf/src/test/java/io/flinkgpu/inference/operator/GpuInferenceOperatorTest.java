@@ -242,4 +242,34 @@ class GpuInferenceOperatorTest {
         }
         assertThat(seen.get("b39")).isGreaterThanOrEqualTo(40 - 4 - 4 - 1);
     }
+
+    @Test
+    void variableLengthInputsAreGroupedByShapeAndStackedCorrectly() throws Exception {
+        List<InferenceRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            int length = 2 + i % 3; // sequences of 2, 3 and 4 tokens interleaved
+            long[] tokens = new long[length];
+            for (int t = 0; t < length; t++) {
+                tokens[t] = random.nextInt(1000);
+            }
+            requests.add(new InferenceRequest("s" + i, "seq-sum", null,
+                    List.of(Tensor.ofLongs("tokens", new long[] {1, length}, tokens)), null));
+        }
+        try (var h = harness(GpuInference.builder().modelRepository(TEST_MODELS).build())) {
+            h.open();
+            for (InferenceRequest r : requests) {
+                h.processElement(new StreamRecord<>(r));
+            }
+            h.endInput();
+            Map<String, InferenceResponse> out = byId(h.extractOutputValues());
+            assertThat(out).hasSize(requests.size());
+            for (InferenceRequest r : requests) {
+                long expected = java.util.Arrays.stream(r.input("tokens").asLongs()).sum();
+                InferenceResponse response = out.get(r.id());
+                assertThat(response.isError()).as("%s", response).isFalse();
+                assertThat(response.output("total").asLongs()).containsExactly(expected);
+            }
+            assertThat(out.values()).anySatisfy(r -> assertThat(r.timings().batchSize()).isGreaterThan(1));
+        }
+    }
 }

@@ -1,0 +1,68 @@
+package io.flinkgpu.inference.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.protocol.ErrorCode;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.testutils.MetricListener;
+import org.junit.jupiter.api.Test;
+
+/** The metric names are a contract (docs/METRICS.md, dashboards): pin them down. */
+class InferenceMetricsTest {
+    private static final ModelId MODEL = new ModelId("cnn", "2");
+
+    @Test
+    void registersDocumentedNamesWithModelAndVersionGroups() {
+        MetricListener listener = new MetricListener();
+        InferenceMetrics metrics = new InferenceMetrics(listener.getMetricGroup(), () -> 7, () -> 2, () -> 1,
+                id -> id.equals(MODEL) ? 5 : 0);
+
+        metrics.requestIn(MODEL);
+        metrics.requestIn(MODEL);
+        metrics.requestIn(null); // rejected before a model was resolved
+        metrics.batchCompleted(MODEL, 2, 1.5);
+        metrics.queued(MODEL, 0.25);
+        metrics.responseOut(MODEL, null);
+        metrics.responseOut(MODEL, ErrorCode.INFERENCE_FAILED);
+        metrics.responseOut(null, ErrorCode.UNKNOWN_MODEL);
+
+        String[] model = {"gpu_inference", "model", "cnn", "version", "2"};
+        assertThat(counter(listener, "gpu_inference", "requestsIn")).isEqualTo(3);
+        assertThat(counter(listener, "gpu_inference", "responsesOut")).isEqualTo(3);
+        assertThat(counter(listener, append(model, "requestsIn"))).isEqualTo(2);
+        assertThat(counter(listener, append(model, "responsesOut"))).isEqualTo(2);
+        assertThat(counter(listener, append(model, "batches"))).isEqualTo(1);
+        assertThat(counter(listener, "gpu_inference", "error", "UNKNOWN_MODEL", "errors")).isEqualTo(1);
+        assertThat(counter(listener, "gpu_inference", "error", "INFERENCE_FAILED", "errors")).isEqualTo(1);
+        assertThat(counter(listener, append(model, "error", "INFERENCE_FAILED", "errors"))).isEqualTo(1);
+
+        Histogram batchSize = listener.getHistogram(append(model, "batchSize")).orElseThrow();
+        assertThat(batchSize.getStatistics().getMax()).isEqualTo(2);
+        assertThat(listener.getHistogram(append(model, "inferenceLatencyUs")).orElseThrow().getStatistics().getMax())
+                .isEqualTo(1500);
+        assertThat(listener.getHistogram(append(model, "queueLatencyUs")).orElseThrow().getStatistics().getMax())
+                .isEqualTo(250);
+
+        assertThat(gauge(listener, "gpu_inference", "queuedRequests")).isEqualTo(7L);
+        assertThat(gauge(listener, "gpu_inference", "inFlightBatches")).isEqualTo(2L);
+        assertThat(gauge(listener, "gpu_inference", "loadedModels")).isEqualTo(1L);
+        assertThat(gauge(listener, append(model, "queuedSamples"))).isEqualTo(5L);
+    }
+
+    private static long counter(MetricListener l, String... path) {
+        return l.getCounter(path).map(Counter::getCount).orElseThrow(() -> new AssertionError(String.join(".", path)));
+    }
+
+    private static Object gauge(MetricListener l, String... path) {
+        return l.<Object>getGauge(path).map(Gauge::getValue).orElseThrow(() -> new AssertionError(String.join(".", path)));
+    }
+
+    private static String[] append(String[] base, String... more) {
+        String[] out = java.util.Arrays.copyOf(base, base.length + more.length);
+        System.arraycopy(more, 0, out, base.length, more.length);
+        return out;
+    }
+}
