@@ -272,4 +272,28 @@ class GpuInferenceOperatorTest {
             assertThat(out.values()).anySatisfy(r -> assertThat(r.timings().batchSize()).isGreaterThan(1));
         }
     }
+
+    @Test
+    void executingBatchesAreInTheSnapshotAndRunAgainAfterRestore() throws Exception {
+        GpuInference inference = builder(REPO).maxQueueDelay(Duration.ofHours(1)).build();
+        OperatorSubtaskState snapshot;
+        try (var h = harness(inference)) {
+            h.open();
+            for (int i = 0; i < 8; i++) { // a full batch: dispatched to the execution thread at once
+                h.processElement(new StreamRecord<>(request("e" + i, 1)));
+            }
+            h.processElement(new StreamRecord<>(request("queued", 1)));
+            // the batch's results wait in the mailbox: for the operator it is still executing
+            snapshot = h.snapshot(1L, 1L);
+            assertThat(h.extractOutputValues()).isEmpty();
+        }
+        try (var h = harness(inference)) {
+            h.setup();
+            h.initializeState(snapshot);
+            h.open();
+            h.endInput();
+            assertThat(byId(h.extractOutputValues()).keySet()).containsExactlyInAnyOrder(
+                    "e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "queued");
+        }
+    }
 }
