@@ -3,6 +3,7 @@ package io.flinkgpu.inference.model;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.flinkgpu.inference.qos.SchedulingConfig;
 import java.io.Serializable;
 import java.util.HashSet;
 import java.util.List;
@@ -21,6 +22,7 @@ public record ModelConfig(
         @JsonProperty("inputs") List<TensorSpec> inputs,
         @JsonProperty("outputs") List<TensorSpec> outputs,
         @JsonProperty("dynamic_batching") BatchingSettings dynamicBatching,
+        @JsonProperty("scheduling") SchedulingConfig scheduling,
         @JsonProperty("labels") List<String> labels,
         @JsonProperty("description") String description,
         @JsonProperty("metrics") Map<String, Object> metrics) implements Serializable {
@@ -42,6 +44,7 @@ public record ModelConfig(
             }
         }
         dynamicBatching = dynamicBatching == null ? BatchingSettings.UNSET : dynamicBatching;
+        scheduling = scheduling == null ? SchedulingConfig.DEFAULTS : scheduling;
         labels = labels == null ? List.of() : List.copyOf(labels);
         metrics = metrics == null ? Map.of() : Map.copyOf(metrics);
     }

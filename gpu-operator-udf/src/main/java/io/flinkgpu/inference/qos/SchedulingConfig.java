@@ -1,0 +1,67 @@
+package io.flinkgpu.inference.qos;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.io.Serializable;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A model's {@code scheduling} block: priority levels with their queue policies, the default
+ * timeout, aging, and how partial batches are sized.
+ *
+ * @param priorityLevels number of levels; 1 is the highest
+ * @param defaultPriority the level of requests that do not name one
+ * @param defaultTimeoutMs deadline relative to arrival for requests that do not shorten it (0: none)
+ * @param allowTimeoutOverride whether a request may ask for a longer timeout than the default
+ * @param levels per-level queue policies (levels not listed use {@link LevelPolicy#DEFAULT})
+ * @param agingMs a queued request is treated one level higher for every {@code agingMs} it has
+ *     waited (0: no aging)
+ * @param batchSizing how partial batches are cut
+ * @param sloMs the latency objective for SLO-aware and AIMD sizing (0: none)
+ */
+public record SchedulingConfig(
+        @JsonProperty("priority_levels") int priorityLevels,
+        @JsonProperty("default_priority") int defaultPriority,
+        @JsonProperty("default_timeout_ms") long defaultTimeoutMs,
+        @JsonProperty("allow_timeout_override") boolean allowTimeoutOverride,
+        @JsonProperty("levels") Map<Integer, LevelPolicy> levels,
+        @JsonProperty("aging_ms") long agingMs,
+        @JsonProperty("batch_sizing") BatchSizing batchSizing,
+        @JsonProperty("slo_ms") double sloMs) implements Serializable {
+
+    public static final SchedulingConfig DEFAULTS =
+            new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0);
+
+    @JsonCreator
+    public SchedulingConfig {
+        if (priorityLevels < 1) {
+            priorityLevels = 1;
+        }
+        if (defaultPriority == 0) {
+            defaultPriority = (priorityLevels + 1) / 2;
+        }
+        if (defaultPriority < 1 || defaultPriority > priorityLevels) {
+            throw new IllegalArgumentException(
+                    "default_priority " + defaultPriority + " is outside 1.." + priorityLevels);
+        }
+        if (defaultTimeoutMs < 0 || agingMs < 0 || sloMs < 0) {
+            throw new IllegalArgumentException("default_timeout_ms, aging_ms and slo_ms must not be negative");
+        }
+        levels = levels == null ? Map.of() : new TreeMap<>(levels);
+        for (Integer level : levels.keySet()) {
+            if (level < 1 || level > priorityLevels) {
+                throw new IllegalArgumentException("policy for level " + level + " outside 1.." + priorityLevels);
+            }
+        }
+        double shares = levels.values().stream().mapToDouble(LevelPolicy::minShare).sum();
+        if (shares > 1) {
+            throw new IllegalArgumentException("min_share over all levels adds up to " + shares + " > 1");
+        }
+        batchSizing = batchSizing == null ? BatchSizing.FIXED_DELAY : batchSizing;
+    }
+
+    public LevelPolicy level(int level) {
+        return levels.getOrDefault(level, LevelPolicy.DEFAULT);
+    }
+}
