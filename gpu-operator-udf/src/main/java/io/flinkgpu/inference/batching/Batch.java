@@ -14,6 +14,10 @@ public record Batch<T>(BatchKey key, List<Queued<T>> entries, int samples, Close
         PREFERRED_SIZE,
         /** Its oldest request waited the maximum queue delay. */
         QUEUE_DELAY,
+        /** Waiting longer would miss a queued request's deadline, or no more arrivals are expected in time. */
+        DEADLINE,
+        /** SLO-aware sizing: the device is lightly loaded, so the batch goes without waiting. */
+        LOW_LOAD,
         /** The input ended or the operator is draining. */
         FLUSH
     }

@@ -2,6 +2,7 @@ package io.flinkgpu.inference.metrics;
 
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.protocol.ErrorCode;
+import io.flinkgpu.inference.qos.LatencyModel;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
@@ -31,6 +32,16 @@ public final class InferenceMetrics {
     /** Live values the gauges read. */
     public interface ModelGauges {
         long queuedSamples(ModelId model);
+
+        /** The batcher's latency model of the model on this subtask's device. */
+        default LatencyModel latencyModel(ModelId model) {
+            return null;
+        }
+
+        /** The current batch size cap (AIMD), or the max batch size. */
+        default int batchCap(ModelId model) {
+            return 0;
+        }
     }
 
     public InferenceMetrics(MetricGroup operatorGroup, LongSupplier queuedRequests, LongSupplier inFlightBatches,
@@ -52,6 +63,7 @@ public final class InferenceMetrics {
         final Histogram batchSize;
         final Histogram queueLatencyUs;
         final Histogram inferenceLatencyUs;
+        final Histogram predictionErrorUs;
         final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
         final MetricGroup modelGroup;
 
@@ -64,7 +76,18 @@ public final class InferenceMetrics {
             queueLatencyUs = modelGroup.histogram("queueLatencyUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             inferenceLatencyUs =
                     modelGroup.histogram("inferenceLatencyUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            predictionErrorUs =
+                    modelGroup.histogram("latencyPredictionErrorUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             modelGroup.gauge("queuedSamples", () -> gauges.queuedSamples(id));
+            modelGroup.gauge("batchCap", () -> gauges.batchCap(id));
+            modelGroup.gauge("latencyModelAlphaUs", () -> {
+                LatencyModel m = gauges.latencyModel(id);
+                return m == null ? 0.0 : m.alphaNanos() / 1000;
+            });
+            modelGroup.gauge("latencyModelBetaUs", () -> {
+                LatencyModel m = gauges.latencyModel(id);
+                return m == null ? 0.0 : m.betaNanos() / 1000;
+            });
         }
     }
 
@@ -99,6 +122,11 @@ public final class InferenceMetrics {
         m.batches.inc();
         m.batchSize.update(samples);
         m.inferenceLatencyUs.update(Math.round(inferenceMs * 1000));
+    }
+
+    /** The latency model predicted {@code predictedNanos} for a batch that took {@code actualNanos}. */
+    public void predicted(ModelId id, long predictedNanos, long actualNanos) {
+        model(id).predictionErrorUs.update(Math.abs(predictedNanos - actualNanos) / 1000);
     }
 
     public void queued(ModelId id, double queueMs) {

@@ -42,7 +42,7 @@ public final class ModelRepository {
     private static final Pattern VERSION = Pattern.compile("[1-9][0-9]{0,8}");
 
     static final ObjectMapper CONFIG_MAPPER = JsonMapper.builder()
-            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES) // absent numbers mean 0: each config checks its own
             .build();
 
     private final Path root;

@@ -66,7 +66,7 @@ public final class GpuInference {
                     GpuInferenceOptions.MAX_ENQUEUED_BATCHES, GpuInferenceOptions.EXECUTION_THREADS,
                     GpuInferenceOptions.DEVICE_TYPE, GpuInferenceOptions.DEVICE_MEMORY,
                     GpuInferenceOptions.INTRA_OP_THREADS, GpuInferenceOptions.MAX_TENSOR_ELEMENTS,
-                    GpuInferenceOptions.MAX_REQUEST_SIZE}) {
+                    GpuInferenceOptions.MAX_REQUEST_SIZE, GpuInferenceOptions.TENANTS_FILE}) {
                 copy(flinkConfig, option);
             }
             return this;
@@ -115,6 +115,11 @@ public final class GpuInference {
             config.set(GpuInferenceOptions.MAX_TENSOR_ELEMENTS, limits.maxTensorElements());
             config.set(GpuInferenceOptions.MAX_REQUEST_SIZE,
                     new org.apache.flink.configuration.MemorySize(limits.maxRequestBytes()));
+            return this;
+        }
+
+        public Builder tenantsFile(String path) {
+            config.set(GpuInferenceOptions.TENANTS_FILE, path);
             return this;
         }
 

@@ -5,10 +5,10 @@ import io.flinkgpu.inference.batching.BatchKey;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.device.Device;
-import io.flinkgpu.inference.execution.OnnxModel;
 import io.flinkgpu.inference.metrics.InferenceMetrics;
 import io.flinkgpu.inference.model.ModelCache;
 import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.execution.OnnxModel;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.model.TensorSpec;
 import io.flinkgpu.inference.protocol.ErrorCode;
@@ -18,6 +18,9 @@ import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.ProtocolException;
 import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.Timings;
+import io.flinkgpu.inference.qos.LatencyModel;
+import io.flinkgpu.inference.qos.SchedulingConfig;
+import io.flinkgpu.inference.qos.TenantGate;
 import io.flinkgpu.inference.validation.RequestValidator;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,15 +72,23 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     private transient ModelCache cache;
     private transient DynamicBatcher<Pending> batcher;
     private transient ExecutorService executor;
-    private transient Map<Long, Batch<Pending>> executing;
+    private transient Map<Long, Executing> executing;
     private transient long batchSequence;
     private transient long timerAtMillis;
     private transient ListState<InferenceRequest> pendingState;
     private transient List<InferenceRequest> restored;
     private transient InferenceMetrics metrics;
+    private transient TenantGate tenants;
 
-    /** A validated request waiting for, or in, a batch. */
-    record Pending(InferenceRequest request, ModelRepository.ResolvedModel model) {}
+    /** A validated, admitted request waiting for, or in, a batch. */
+    record Pending(InferenceRequest request, ModelRepository.ResolvedModel model) {
+        String tenant() {
+            return request.parameters().tenant();
+        }
+    }
+
+    /** A batch handed to an execution thread, with the latency model's prediction for it. */
+    private record Executing(Batch<Pending> batch, long predictedNanos) {}
 
     public GpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters, InferenceSettings settings) {
         super(parameters);
@@ -106,8 +117,12 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         validator = new RequestValidator(repository, settings.limits());
         device = settings.createDevice(subtask);
         cache = new ModelCache(device);
+        tenants = new TenantGate(settings.tenants());
         batcher = new DynamicBatcher<>(
-                id -> settings.batchingFor(repository.resolveConfig(id)), ticker);
+                id -> settings.batchingFor(repository.resolveConfig(id)),
+                id -> repository.resolveConfig(id).scheduling(),
+                tenants::weight,
+                ticker);
         executing = new LinkedHashMap<>();
         timerAtMillis = Long.MAX_VALUE;
         AtomicInteger threadNumber = new AtomicInteger();
@@ -118,7 +133,22 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
             return t;
         });
         metrics = new InferenceMetrics(getMetricGroup(), batcher::queuedRequests, () -> executing.size(),
-                cache::loadedCount, batcher::queuedSamples);
+                cache::loadedCount, new InferenceMetrics.ModelGauges() {
+                    @Override
+                    public long queuedSamples(ModelId model) {
+                        return batcher.queuedSamples(model);
+                    }
+
+                    @Override
+                    public LatencyModel latencyModel(ModelId model) {
+                        return batcher.latencyModel(model);
+                    }
+
+                    @Override
+                    public int batchCap(ModelId model) {
+                        return batcher.batchCap(model);
+                    }
+                });
         if (!restored.isEmpty()) {
             LOG.info("Re-queueing {} requests restored from the last checkpoint", restored.size());
             for (InferenceRequest r : restored) {
@@ -153,7 +183,52 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         }
         ModelId id = v.model().id();
         metrics.requestIn(id);
-        batcher.add(new BatchKey(id, shapeSignature(v)), new Pending(v.request(), v.model()), v.request().batchSize());
+        InferenceRequest r = v.request();
+        long now = ticker.nanos();
+        ErrorCode refused = tenants.admit(r.parameters().tenant(), r.modelName(), now);
+        if (refused != null) {
+            emit(InferenceResponse.failure(r, refused, refused == ErrorCode.FORBIDDEN_MODEL
+                    ? "tenant '" + r.parameters().tenant() + "' may not use model '" + r.modelName() + "'"
+                    : "tenant '" + r.parameters().tenant() + "' is over its rate or in-flight limit"), id);
+            return;
+        }
+        SchedulingConfig scheduling = v.model().config().scheduling();
+        long deadline = deadlineNanos(r, scheduling, now);
+        int level = batcher.levelFor(id, r.parameters().priority());
+        DynamicBatcher.Admission admission = batcher.offer(new BatchKey(id, shapeSignature(v)), new Pending(r, v.model()),
+                r.batchSize(), new DynamicBatcher.Request(level, r.parameters().tenant(), deadline));
+        if (admission != DynamicBatcher.Admission.ACCEPTED) {
+            tenants.release(r.parameters().tenant());
+            emit(admission == DynamicBatcher.Admission.QUEUE_FULL
+                    ? InferenceResponse.failure(r, ErrorCode.QUEUE_FULL, "priority level " + level + " of model '"
+                            + id + "' has " + scheduling.level(level).maxQueueSize() + " requests queued")
+                    : InferenceResponse.failure(r, ErrorCode.DEADLINE_INFEASIBLE, deadline <= ticker.nanos()
+                            ? "the deadline passed before the request was queued"
+                            : "predicted run time " + batcher.latencyModel(id).predictNanos(r.batchSize()) / 1000
+                                    + " us exceeds the " + (deadline - now) / 1000 + " us left to the deadline"), id);
+        }
+    }
+
+    /**
+     * The request's deadline on the ticker's clock: arrival plus the model's default timeout,
+     * shortened (never extended, unless the config allows it) by the request's {@code timeout_ms}
+     * and by an absolute {@code deadline_unix_ms}.
+     */
+    static long deadlineNanos(InferenceRequest r, SchedulingConfig scheduling, long nowNanos) {
+        long defaultTimeoutMs = scheduling.defaultTimeoutMs();
+        long byDefault = defaultTimeoutMs > 0 ? nowNanos + defaultTimeoutMs * 1_000_000 : Long.MAX_VALUE;
+        long requested = Long.MAX_VALUE;
+        if (r.parameters().timeoutMs() > 0) {
+            requested = nowNanos + r.parameters().timeoutMs() * 1_000_000;
+        }
+        if (r.parameters().deadlineEpochMs() > 0) {
+            long leftMs = r.parameters().deadlineEpochMs() - System.currentTimeMillis();
+            requested = Math.min(requested, nowNanos + leftMs * 1_000_000);
+        }
+        if (requested == Long.MAX_VALUE) {
+            return byDefault;
+        }
+        return scheduling.allowTimeoutOverride() ? requested : Math.min(requested, byDefault);
     }
 
     /** Non-batch dimensions of every input, in config order: requests sharing them stack. */
@@ -181,13 +256,25 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     private void dispatch() {
         while (executing.size() < settings.executionThreads()) {
             Batch<Pending> batch = batcher.poll();
+            emitExpired();
             if (batch == null) {
                 break;
             }
             submit(batch);
         }
-        if (executing.size() < settings.executionThreads()) {
-            armTimer();
+        emitExpired();
+        armTimer();
+    }
+
+    /** Answers requests whose deadline passed in the queue (queue policy REJECT). */
+    private void emitExpired() {
+        for (Batch.Queued<Pending> q : batcher.takeExpired()) {
+            InferenceRequest r = q.item().request();
+            tenants.release(q.item().tenant());
+            double waitedMs = (ticker.nanos() - q.enqueuedNanos()) / 1e6;
+            emit(InferenceResponse.failure(r.id(), r.modelName(), r.modelVersion(), new InferenceError(ErrorCode.TIMEOUT,
+                    String.format("deadline passed after %.1f ms in the queue", waitedMs)),
+                    new Timings(waitedMs, 0, 0)), q.item().model().id());
         }
     }
 
@@ -211,7 +298,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
 
     private void submit(Batch<Pending> batch) {
         long seq = batchSequence++;
-        executing.put(seq, batch);
+        executing.put(seq, new Executing(batch, batcher.latencyModel(batch.key().model()).predictNanos(batch.samples())));
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
             List<InferenceResponse> responses = execute(batch, dispatchedNanos);
@@ -227,11 +314,11 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         List<List<Tensor>> outputs = null;
         InferenceError error = null;
         try {
-            OnnxModel loaded = cache.get(model);
             List<InferenceRequest> requests = new ArrayList<>(items.size());
             for (Pending p : items) {
                 requests.add(p.request());
             }
+            OnnxModel loaded = cache.get(model);
             outputs = loaded.run(requests);
         } catch (ModelCache.ModelLoadException e) {
             error = new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage());
@@ -252,14 +339,23 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     }
 
     private void complete(long seq, Batch<Pending> batch, List<InferenceResponse> responses) {
-        executing.remove(seq);
+        Executing done = executing.remove(seq);
         ModelId id = batch.key().model();
         if (!responses.isEmpty()) {
-            metrics.batchCompleted(id, batch.samples(), responses.get(0).timings().inferenceMs());
+            double inferenceMs = responses.get(0).timings().inferenceMs();
+            metrics.batchCompleted(id, batch.samples(), inferenceMs);
+            if (!responses.get(0).isError()) {
+                long actual = Math.round(inferenceMs * 1e6);
+                if (batcher.latencyModel(id).hasData()) {
+                    metrics.predicted(id, done.predictedNanos(), actual);
+                }
+                batcher.recordBatch(id, batch.samples(), actual);
+            }
         }
-        for (InferenceResponse response : responses) {
-            metrics.queued(id, response.timings().queueMs());
-            emit(response, id);
+        for (int i = 0; i < responses.size(); i++) {
+            tenants.release(batch.entries().get(i).item().tenant());
+            metrics.queued(id, responses.get(i).timings().queueMs());
+            emit(responses.get(i), id);
         }
         dispatch();
     }
@@ -273,8 +369,8 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
         List<InferenceRequest> pending = new ArrayList<>(batcher.queuedRequests());
-        for (Batch<Pending> batch : executing.values()) {
-            for (Pending p : batch.items()) {
+        for (Executing e : executing.values()) {
+            for (Pending p : e.batch().items()) {
                 pending.add(p.request());
             }
         }
@@ -297,7 +393,9 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
 
     /** Runs everything queued and waits for every executing batch. */
     private void drain() throws InterruptedException {
-        for (Batch<Pending> batch : batcher.flush()) {
+        List<Batch<Pending>> rest = batcher.flush();
+        emitExpired();
+        for (Batch<Pending> batch : rest) {
             submit(batch);
         }
         while (!executing.isEmpty()) {

@@ -74,4 +74,12 @@ public final class GpuInferenceOptions {
             .memoryType()
             .defaultValue(new MemorySize(ValidationLimits.DEFAULT_MAX_REQUEST_BYTES))
             .withDescription("Encoded request size at most; larger requests are rejected with TENSOR_TOO_LARGE.");
+
+    // ---- request QoS ---------------------------------------------------------------------
+
+    public static final ConfigOption<String> TENANTS_FILE = ConfigOptions.key("inference.qos.tenants-file")
+            .stringType()
+            .defaultValue("")
+            .withDescription("JSON file with tenant weights, rate limits, in-flight limits and allowed models. "
+                    + "Empty: <model repository>/tenants.json if it exists, else every tenant unlimited with weight 1.");
 }

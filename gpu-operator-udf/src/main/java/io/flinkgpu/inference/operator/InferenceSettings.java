@@ -6,7 +6,10 @@ import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.model.BatchingSettings;
 import io.flinkgpu.inference.model.ModelConfig;
 import io.flinkgpu.inference.validation.ValidationLimits;
+import io.flinkgpu.inference.qos.TenantRegistry;
 import java.io.Serializable;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -20,7 +23,8 @@ public record InferenceSettings(
         String deviceType,
         long deviceMemoryBytes,
         int intraOpThreads,
-        ValidationLimits limits) implements Serializable {
+        ValidationLimits limits,
+        String tenantsFile) implements Serializable {
 
     public InferenceSettings {
         if (executionThreads < 1) {
@@ -46,7 +50,17 @@ public record InferenceSettings(
                 config.get(GpuInferenceOptions.DEVICE_MEMORY).getBytes(),
                 config.get(GpuInferenceOptions.INTRA_OP_THREADS),
                 new ValidationLimits(config.get(GpuInferenceOptions.MAX_TENSOR_ELEMENTS),
-                        config.get(GpuInferenceOptions.MAX_REQUEST_SIZE).getBytes()));
+                        config.get(GpuInferenceOptions.MAX_REQUEST_SIZE).getBytes()),
+                config.get(GpuInferenceOptions.TENANTS_FILE));
+    }
+
+    /** The tenants: the configured file, else {@code tenants.json} in the repository, else unlimited. */
+    public TenantRegistry tenants() {
+        Path file = tenantsFile.isEmpty() ? Path.of(modelRepository, "tenants.json") : Path.of(tenantsFile);
+        if (tenantsFile.isEmpty() && !Files.isRegularFile(file)) {
+            return TenantRegistry.unlimited();
+        }
+        return TenantRegistry.load(file);
     }
 
     /** The device of one subtask. */

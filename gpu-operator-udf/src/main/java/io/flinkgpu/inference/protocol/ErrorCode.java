@@ -28,6 +28,18 @@ public enum ErrorCode {
     NAN_NOT_ALLOWED,
     /** The request's batch dimension exceeds the model's max_batch_size. */
     BATCH_TOO_LARGE,
+    /** The request's priority is outside the model's levels. */
+    INVALID_PRIORITY,
+    /** The request's deadline passed while it was queued (queue policy REJECT). */
+    TIMEOUT,
+    /** Its priority level's queue for the model is full. */
+    QUEUE_FULL,
+    /** Its tenant is over its rate limit or in-flight limit. */
+    QUOTA_EXCEEDED,
+    /** The predicted run time alone already exceeds the time left to its deadline. */
+    DEADLINE_INFEASIBLE,
+    /** Its tenant may not use this model. */
+    FORBIDDEN_MODEL,
     /** The model could not be loaded onto the device. */
     MODEL_LOAD_FAILED,
     /** The runtime failed while executing the batch. */

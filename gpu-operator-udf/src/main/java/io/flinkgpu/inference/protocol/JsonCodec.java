@@ -152,6 +152,15 @@ public class JsonCodec implements WireCodec {
             }
             timeout = t.longValue();
         }
+        long deadline = 0;
+        JsonNode d = node.get("deadline_unix_ms");
+        if (d != null && !d.isNull()) {
+            if (!d.isIntegralNumber() || !d.canConvertToLong() || d.longValue() < 0) {
+                throw new ProtocolException(ErrorCode.INVALID_FIELD,
+                        "'deadline_unix_ms' must be a non-negative integer (milliseconds since the epoch)");
+            }
+            deadline = d.longValue();
+        }
         String tenant = null;
         JsonNode tn = node.get("tenant");
         if (tn != null && !tn.isNull()) {
@@ -161,7 +170,7 @@ public class JsonCodec implements WireCodec {
             }
             tenant = tn.textValue();
         }
-        return new RequestParameters(priority, timeout, tenant);
+        return new RequestParameters(priority, timeout, tenant, deadline);
     }
 
     private static List<Tensor> parseTensors(JsonNode array, String field, BinaryTail tail) throws ProtocolException {
@@ -392,6 +401,9 @@ public class JsonCodec implements WireCodec {
             }
             if (p.timeoutMs() != 0) {
                 g.writeNumberField("timeout_ms", p.timeoutMs());
+            }
+            if (p.deadlineEpochMs() != 0) {
+                g.writeNumberField("deadline_unix_ms", p.deadlineEpochMs());
             }
             g.writeStringField("tenant", p.tenant());
             g.writeEndObject();

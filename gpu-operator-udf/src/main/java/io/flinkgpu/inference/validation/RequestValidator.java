@@ -68,6 +68,12 @@ public final class RequestValidator {
                 throw new ProtocolException(ErrorCode.MISSING_INPUT, "missing input " + spec);
             }
         }
+        int priority = request.parameters().priority();
+        int levels = config.scheduling().priorityLevels();
+        if (priority > levels) {
+            throw new ProtocolException(ErrorCode.INVALID_PRIORITY, "priority " + priority + " is outside 1.." + levels
+                    + " (model '" + config.name() + "' has " + levels + " priority level" + (levels == 1 ? "" : "s") + ")");
+        }
         InferenceRequest pinned = resolved.id().version().equals(request.modelVersion())
                 ? request : request.withVersion(resolved.id().version());
         return new Validated(pinned, resolved);

@@ -1,0 +1,70 @@
+package io.flinkgpu.inference.qos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Random;
+import org.assertj.core.data.Percentage;
+import org.junit.jupiter.api.Test;
+
+class LatencyModelTest {
+    @Test
+    void fitsNoisyLinearLatenciesWithOutliersToWithinFivePercent() {
+        double alpha = 800_000; // 0.8 ms launch cost
+        double beta = 120_000; // 0.12 ms per sample
+        Random random = new Random(3);
+        LatencyModel model = new LatencyModel();
+        for (int i = 0; i < 200; i++) {
+            int b = 1 + random.nextInt(64);
+            double t = (alpha + beta * b) * (1 + random.nextGaussian() * 0.02);
+            if (random.nextDouble() < 0.15) {
+                t *= 5 + random.nextDouble() * 20; // a GC pause or a page fault
+            }
+            model.record(b, Math.round(t));
+        }
+        assertThat(model.alphaNanos()).isCloseTo(alpha, Percentage.withPercentage(5));
+        assertThat(model.betaNanos()).isCloseTo(beta, Percentage.withPercentage(5));
+        assertThat((double) model.predictNanos(32)).isCloseTo(alpha + beta * 32, Percentage.withPercentage(5));
+    }
+
+    @Test
+    void leastSquaresWouldBeDraggedByTheSameOutliers() {
+        // Guards the choice of estimator: the outliers above move an ordinary fit far off.
+        Random random = new Random(3);
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        int n = 200;
+        for (int i = 0; i < n; i++) {
+            int b = 1 + random.nextInt(64);
+            double t = (800_000 + 120_000.0 * b) * (1 + random.nextGaussian() * 0.02);
+            if (random.nextDouble() < 0.15) {
+                t *= 5 + random.nextDouble() * 20;
+            }
+            sx += b;
+            sy += t;
+            sxx += (double) b * b;
+            sxy += b * t;
+        }
+        double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        assertThat(Math.abs(slope - 120_000) / 120_000).isGreaterThan(0.5);
+    }
+
+    @Test
+    void withOneBatchSizeOnlyItAssumesNoBatchingBenefit() {
+        LatencyModel model = new LatencyModel();
+        model.record(4, 4_000_000);
+        model.record(4, 4_400_000);
+        assertThat(model.alphaNanos()).isZero();
+        assertThat(model.predictNanos(8)).isEqualTo(8_400_000);
+    }
+
+    @Test
+    void forgetsObservationsOlderThanItsWindow() {
+        LatencyModel model = new LatencyModel(16);
+        for (int i = 0; i < 16; i++) {
+            model.record(1 + i % 8, 10_000_000L * (1 + i % 8)); // slow device
+        }
+        for (int i = 0; i < 16; i++) {
+            model.record(1 + i % 8, 1_000_000L * (1 + i % 8)); // after a swap to a fast one
+        }
+        assertThat(model.betaNanos()).isCloseTo(1_000_000, Percentage.withPercentage(1));
+    }
+}
