@@ -17,14 +17,33 @@ class InferenceMetricsTest {
     @Test
     void registersDocumentedNamesWithModelAndVersionGroups() {
         MetricListener listener = new MetricListener();
+        io.flinkgpu.inference.qos.LatencyModel latency = new io.flinkgpu.inference.qos.LatencyModel();
+        latency.record(1, 3_000_000);
+        latency.record(5, 7_000_000); // t(b) = 2 ms + 1 ms * b
         InferenceMetrics metrics = new InferenceMetrics(listener.getMetricGroup(), () -> 7, () -> 2, () -> 1,
-                id -> id.equals(MODEL) ? 5 : 0);
+                new InferenceMetrics.ModelGauges() {
+                    @Override
+                    public long queuedSamples(ModelId id) {
+                        return id.equals(MODEL) ? 5 : 0;
+                    }
+
+                    @Override
+                    public io.flinkgpu.inference.qos.LatencyModel latencyModel(ModelId id) {
+                        return latency;
+                    }
+
+                    @Override
+                    public int batchCap(ModelId id) {
+                        return 12;
+                    }
+                });
 
         metrics.requestIn(MODEL);
         metrics.requestIn(MODEL);
         metrics.requestIn(null); // rejected before a model was resolved
         metrics.batchCompleted(MODEL, 2, 1.5);
         metrics.queued(MODEL, 0.25);
+        metrics.predicted(MODEL, 1_000_000, 1_400_000);
         metrics.responseOut(MODEL, null);
         metrics.responseOut(MODEL, ErrorCode.INFERENCE_FAILED);
         metrics.responseOut(null, ErrorCode.UNKNOWN_MODEL);
@@ -50,6 +69,13 @@ class InferenceMetricsTest {
         assertThat(gauge(listener, "gpu_inference", "inFlightBatches")).isEqualTo(2L);
         assertThat(gauge(listener, "gpu_inference", "loadedModels")).isEqualTo(1L);
         assertThat(gauge(listener, append(model, "queuedSamples"))).isEqualTo(5L);
+        assertThat(gauge(listener, append(model, "batchCap"))).isEqualTo(12);
+        assertThat((Double) gauge(listener, append(model, "latencyModelAlphaUs"))).isCloseTo(2000.0,
+                org.assertj.core.data.Offset.offset(1.0));
+        assertThat((Double) gauge(listener, append(model, "latencyModelBetaUs"))).isCloseTo(1000.0,
+                org.assertj.core.data.Offset.offset(1.0));
+        assertThat(listener.getHistogram(append(model, "latencyPredictionErrorUs")).orElseThrow().getStatistics()
+                .getMax()).isEqualTo(400);
     }
 
     private static long counter(MetricListener l, String... path) {
