@@ -129,6 +129,9 @@ public final class InferenceJob {
         }
         env.configure(state);
         env.setBufferTimeout(config.get(InferenceJobOptions.BUFFER_TIMEOUT).toMillis());
+        // Requests, responses and dead letters are immutable: chained operators may pass them on
+        // without defensive copies.
+        env.getConfig().enableObjectReuse();
         Duration interval = config.get(InferenceJobOptions.CHECKPOINT_INTERVAL);
         if (!interval.isZero() && !env.getCheckpointConfig().isCheckpointingEnabled()) {
             env.enableCheckpointing(interval.toMillis());

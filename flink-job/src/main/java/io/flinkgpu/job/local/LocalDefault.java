@@ -35,6 +35,9 @@ public final class LocalDefault implements Callable<Integer> {
     @Option(names = "--web-port", description = "Flink web UI / REST port (default: ${DEFAULT-VALUE}).")
     int webPort = 8081;
 
+    @Option(names = "--prometheus-port", description = "Port of Flink's Prometheus reporter; 0 turns it off (default: ${DEFAULT-VALUE}).")
+    int prometheusPort = 9249;
+
     @Option(names = "--parallelism", description = "Inference operator parallelism (default: ${DEFAULT-VALUE}).")
     int parallelism = 1;
 
@@ -67,6 +70,11 @@ public final class LocalDefault implements Callable<Integer> {
             config.set(InferenceJobOptions.PARALLELISM, parallelism);
             config.set(GpuInferenceOptions.MODEL_REPOSITORY, root.resolve(models).toString());
             config.set(RestOptions.PORT, webPort);
+            if (prometheusPort > 0) {
+                config.setString("metrics.reporter.prom.factory.class",
+                        "org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
+                config.setString("metrics.reporter.prom.port", String.valueOf(prometheusPort));
+            }
             Path checkpoints = Files.createTempDirectory("flink-gpu-inference-checkpoints");
             config.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
 
@@ -77,6 +85,9 @@ public final class LocalDefault implements Callable<Integer> {
 
             System.out.println();
             System.out.println("  Flink web UI      http://localhost:" + webPort);
+            if (prometheusPort > 0) {
+                System.out.println("  Prometheus        http://localhost:" + prometheusPort + "/metrics");
+            }
             System.out.println("  Kafka bootstrap   " + kafka.bootstrapServers());
             System.out.println("  Topics            requests: " + requests + "  responses: " + responses
                     + "  dead-letter: " + deadLetter);
