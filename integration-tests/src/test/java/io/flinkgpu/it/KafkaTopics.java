@@ -18,6 +18,13 @@ final class KafkaTopics {
     private KafkaTopics() {}
 
     static void produce(String bootstrap, String topic, List<ProducerRecord<byte[], byte[]>> records) {
+        produceWithMetadata(bootstrap, topic, records);
+    }
+
+    /** Produces the records in order and returns where each landed. */
+    static List<org.apache.kafka.clients.producer.RecordMetadata> produceWithMetadata(String bootstrap, String topic,
+            List<ProducerRecord<byte[], byte[]>> records) {
+        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> futures = new ArrayList<>();
         Properties p = new Properties();
         p.setProperty("bootstrap.servers", bootstrap);
         p.setProperty("linger.ms", "5");
@@ -25,9 +32,16 @@ final class KafkaTopics {
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (ProducerRecord<byte[], byte[]> r : records) {
-                producer.send(new ProducerRecord<>(topic, r.key(), r.value()));
+                futures.add(producer.send(new ProducerRecord<>(topic, r.key(), r.value())));
             }
             producer.flush();
+            List<org.apache.kafka.clients.producer.RecordMetadata> out = new ArrayList<>();
+            for (var f : futures) {
+                out.add(f.get());
+            }
+            return out;
+        } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("produce failed", e);
         }
     }
 
