@@ -72,7 +72,7 @@ public final class InferenceJob {
 
         SingleOutputStreamOperator<InferenceRequest> requests = records
                 .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.modelRepository(),
-                        settings.limits()), InferenceTypes.REQUEST)
+                        settings.limits(), settings.repositoryPollInterval()), InferenceTypes.REQUEST)
                 .uid(UID_PARSER)
                 .name("Parse & validate");
 

@@ -1,5 +1,6 @@
 package io.flinkgpu.job;
 
+import io.flinkgpu.inference.model.ModelReloader;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
@@ -10,6 +11,7 @@ import io.flinkgpu.inference.validation.RequestValidator;
 import io.flinkgpu.inference.validation.ValidationLimits;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -32,19 +34,27 @@ public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest
     private final WireFormat format;
     private final String modelRepository;
     private final ValidationLimits limits;
+    private final Duration repositoryPollInterval;
     private transient RequestValidator validator;
+    private transient ModelReloader reloader;
     private transient Counter valid;
     private transient Counter invalid;
 
-    public RequestParser(WireFormat format, String modelRepository, ValidationLimits limits) {
+    public RequestParser(WireFormat format, String modelRepository, ValidationLimits limits,
+            Duration repositoryPollInterval) {
         this.format = format;
         this.modelRepository = modelRepository;
         this.limits = limits;
+        this.repositoryPollInterval = repositoryPollInterval;
     }
 
     @Override
     public void open(OpenContext openContext) {
-        validator = new RequestValidator(ModelRepository.open(Path.of(modelRepository)), limits);
+        ModelRepository repository = ModelRepository.open(Path.of(modelRepository));
+        validator = new RequestValidator(repository, limits);
+        // Follow the repository as the inference operator does, so new models and versions validate.
+        reloader = new ModelReloader(repository, null).startPolling(repositoryPollInterval,
+                "parser-model-reload-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
         valid = getRuntimeContext().getMetricGroup().addGroup("gpu_inference").counter("validRequests");
         invalid = getRuntimeContext().getMetricGroup().addGroup("gpu_inference").counter("invalidRequests");
     }
@@ -56,7 +66,10 @@ public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest
             byte[] payload = record.value();
             validator.checkPayloadSize(payload == null ? 0 : payload.length);
             request = format.decodeRequest(payload);
-            out.collect(validator.validate(request));
+            validator.check(request);
+            // Unversioned requests stay unversioned: the inference operator picks the default
+            // version when it queues them, so traffic follows a hot reload there.
+            out.collect(request);
             valid.inc();
         } catch (ProtocolException e) {
             invalid.inc();
@@ -69,6 +82,14 @@ public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest
                         request != null ? request.modelVersion() : null, e.toError(), Timings.NONE));
             }
         }
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (reloader != null) {
+            reloader.close();
+        }
+        super.close();
     }
 
     /** Producers may key records by request id; such a key identifies an undecodable request. */

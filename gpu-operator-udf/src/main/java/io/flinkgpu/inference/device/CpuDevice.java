@@ -2,18 +2,18 @@ package io.flinkgpu.inference.device;
 
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The CPU as a device: ONNX Runtime's default execution provider, with a configured memory
  * budget for loaded models. One intra-op thread per session is the default because on small
  * machines inter-batch parallelism (several batches at once) beats intra-op parallelism.
+ * Utilisation is the fraction of wall time a batch was executing.
  */
 public final class CpuDevice implements Device {
     private final String id;
-    private final long memoryBudgetBytes;
+    private final MemoryBudget memory;
     private final int intraOpThreads;
-    private final AtomicLong reserved = new AtomicLong();
+    private final BusyMeter busy = new BusyMeter(System::nanoTime);
 
     public CpuDevice(String id, long memoryBudgetBytes, int intraOpThreads) {
         if (memoryBudgetBytes <= 0) {
@@ -23,7 +23,7 @@ public final class CpuDevice implements Device {
             throw new IllegalArgumentException("intra-op threads must be at least 1");
         }
         this.id = id;
-        this.memoryBudgetBytes = memoryBudgetBytes;
+        this.memory = new MemoryBudget(memoryBudgetBytes, 1);
         this.intraOpThreads = intraOpThreads;
     }
 
@@ -39,12 +39,12 @@ public final class CpuDevice implements Device {
 
     @Override
     public long totalMemoryBytes() {
-        return memoryBudgetBytes;
+        return memory.capacity();
     }
 
     @Override
     public long freeMemoryBytes() {
-        return memoryBudgetBytes - reserved.get();
+        return memory.free();
     }
 
     @Override
@@ -54,6 +54,10 @@ public final class CpuDevice implements Device {
 
     @Override
     public OrtSession.SessionOptions newSessionOptions() throws OrtException {
+        return cpuSessionOptions(intraOpThreads);
+    }
+
+    static OrtSession.SessionOptions cpuSessionOptions(int intraOpThreads) throws OrtException {
         OrtSession.SessionOptions options = new OrtSession.SessionOptions();
         options.setIntraOpNumThreads(intraOpThreads);
         options.setInterOpNumThreads(1);
@@ -64,24 +68,31 @@ public final class CpuDevice implements Device {
 
     @Override
     public boolean reserve(long bytes) {
-        while (true) {
-            long current = reserved.get();
-            if (current + bytes > memoryBudgetBytes) {
-                return false;
-            }
-            if (reserved.compareAndSet(current, current + bytes)) {
-                return true;
-            }
-        }
+        return memory.reserve(bytes);
     }
 
     @Override
     public void release(long bytes) {
-        reserved.addAndGet(-bytes);
+        memory.release(bytes);
+    }
+
+    @Override
+    public <T> T execute(String model, int samples, Work<T> work) throws OrtException {
+        long started = System.nanoTime();
+        try {
+            return work.run();
+        } finally {
+            busy.busy(System.nanoTime() - started);
+        }
+    }
+
+    @Override
+    public DeviceTelemetry telemetry() {
+        return new DeviceTelemetry(memory.used(), memory.capacity(), busy.sample(), Double.NaN, Double.NaN);
     }
 
     @Override
     public String toString() {
-        return id + " (CPU, budget " + (memoryBudgetBytes >> 20) + " MiB, " + intraOpThreads + " intra-op threads)";
+        return id + " (CPU, budget " + (memory.capacity() >> 20) + " MiB, " + intraOpThreads + " intra-op threads)";
     }
 }

@@ -1,15 +1,16 @@
 package io.flinkgpu.inference.device;
 
+import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 
 /**
  * One place where models run: the CPU, a CUDA GPU, or a simulated GPU. A device knows its
- * memory and how to configure an ONNX Runtime session for itself; everything above it (the
- * model cache, the operator) is device-agnostic.
+ * memory, how to place an ONNX Runtime session on itself and how to run work there; everything
+ * above it (the model cache, the operator) is device-agnostic.
  */
 public interface Device extends AutoCloseable {
-    /** Stable id, e.g. {@code cpu:0} or {@code cuda:1}. */
+    /** Stable id, e.g. {@code cpu:0}, {@code cuda:1} or {@code sim:0}. */
     String id();
 
     DeviceKind kind();
@@ -30,6 +31,36 @@ public interface Device extends AutoCloseable {
     boolean reserve(long bytes);
 
     void release(long bytes);
+
+    /** Memory, utilisation, temperature and power now; unknown values are NaN. */
+    default DeviceTelemetry telemetry() {
+        long total = totalMemoryBytes();
+        return new DeviceTelemetry(total - freeMemoryBytes(), total, Double.NaN, Double.NaN, Double.NaN);
+    }
+
+    /**
+     * Creates a session for a serialized ONNX model on this device. A device may fail this with
+     * {@link DeviceOutOfMemoryException} or {@link DeviceLostException}.
+     */
+    default OrtSession createSession(OrtEnvironment env, byte[] model) throws OrtException {
+        try (OrtSession.SessionOptions options = newSessionOptions()) {
+            return env.createSession(model, options);
+        }
+    }
+
+    /**
+     * Runs one batch of {@code samples} samples of {@code model} on this device. Devices that
+     * model their own speed or meter their utilisation wrap the work here.
+     */
+    default <T> T execute(String model, int samples, Work<T> work) throws OrtException {
+        return work.run();
+    }
+
+    /** A unit of work on a session. */
+    @FunctionalInterface
+    interface Work<T> {
+        T run() throws OrtException;
+    }
 
     @Override
     default void close() {}

@@ -15,7 +15,9 @@ import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.Tensor;
 import java.lang.reflect.Array;
 import java.nio.ByteBuffer;
+import java.io.IOException;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -34,14 +36,16 @@ import java.util.Map;
  */
 public final class OnnxModel implements AutoCloseable {
     private final ModelId id;
+    private final Device device;
     private final OrtEnvironment env;
     private final OrtSession session;
     private final Map<String, DataType> inputTypes;
     private final List<String> outputNames;
     private final ThreadLocal<Map<String, ByteBuffer>> buffers = ThreadLocal.withInitial(HashMap::new);
 
-    private OnnxModel(ModelId id, OrtEnvironment env, OrtSession session) throws OrtException {
+    private OnnxModel(ModelId id, Device device, OrtEnvironment env, OrtSession session) throws OrtException {
         this.id = id;
+        this.device = device;
         this.env = env;
         this.session = session;
         Map<String, DataType> types = new LinkedHashMap<>();
@@ -53,10 +57,29 @@ public final class OnnxModel implements AutoCloseable {
     }
 
     public static OnnxModel load(ModelId id, Path file, Device device) throws OrtException {
-        OrtEnvironment env = OrtEnvironment.getEnvironment();
-        try (OrtSession.SessionOptions options = device.newSessionOptions()) {
-            return new OnnxModel(id, env, env.createSession(file.toString(), options));
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new OrtException("cannot read " + file + ": " + e.getMessage());
         }
+        return load(id, bytes, device);
+    }
+
+    /** Creates the session on {@code device} from a serialized model (the host copy the model cache keeps). */
+    public static OnnxModel load(ModelId id, byte[] model, Device device) throws OrtException {
+        OrtEnvironment env = OrtEnvironment.getEnvironment();
+        OrtSession session = device.createSession(env, model);
+        try {
+            return new OnnxModel(id, device, env, session);
+        } catch (OrtException | RuntimeException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    public Device device() {
+        return device;
     }
 
     public ModelId id() {
@@ -90,7 +113,7 @@ public final class OnnxModel implements AutoCloseable {
             for (Map.Entry<String, DataType> input : inputTypes.entrySet()) {
                 feeds.put(input.getKey(), stack(input.getKey(), input.getValue(), requests, total));
             }
-            try (OrtSession.Result result = session.run(feeds)) {
+            try (OrtSession.Result result = device.execute(id.name(), total, () -> session.run(feeds))) {
                 List<List<Tensor>> perRequest = new ArrayList<>(requests.size());
                 for (int i = 0; i < samples.length; i++) {
                     perRequest.add(new ArrayList<>(outputNames.size()));

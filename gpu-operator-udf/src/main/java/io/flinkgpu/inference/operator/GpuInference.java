@@ -66,6 +66,12 @@ public final class GpuInference {
                     GpuInferenceOptions.MAX_ENQUEUED_BATCHES, GpuInferenceOptions.EXECUTION_THREADS,
                     GpuInferenceOptions.DEVICE_TYPE, GpuInferenceOptions.DEVICE_MEMORY,
                     GpuInferenceOptions.INTRA_OP_THREADS, GpuInferenceOptions.MAX_TENSOR_ELEMENTS,
+                    GpuInferenceOptions.CUDA_MEMORY_FRACTION, GpuInferenceOptions.SIMULATED_DEVICES,
+                    GpuInferenceOptions.SIMULATED_MEMORY, GpuInferenceOptions.SIMULATED_SPEED,
+                    GpuInferenceOptions.SIMULATED_MODEL_SPEEDS, GpuInferenceOptions.MAX_MODELS_PER_DEVICE,
+                    GpuInferenceOptions.EVICTION_TIMEOUT, GpuInferenceOptions.HOST_CACHE_MEMORY,
+                    GpuInferenceOptions.WARMUP_WORKERS, GpuInferenceOptions.LOAD_RETRY_INTERVAL,
+                    GpuInferenceOptions.LOAD_ROOM_WAIT, GpuInferenceOptions.REPOSITORY_POLL_INTERVAL,
                     GpuInferenceOptions.MAX_REQUEST_SIZE, GpuInferenceOptions.TENANTS_FILE}) {
                 copy(flinkConfig, option);
             }
@@ -115,6 +121,48 @@ public final class GpuInference {
             config.set(GpuInferenceOptions.MAX_TENSOR_ELEMENTS, limits.maxTensorElements());
             config.set(GpuInferenceOptions.MAX_REQUEST_SIZE,
                     new org.apache.flink.configuration.MemorySize(limits.maxRequestBytes()));
+            return this;
+        }
+
+        /** {@code auto}, {@code cuda}, {@code cpu} or {@code simulated}. */
+        public Builder deviceType(String type) {
+            config.set(GpuInferenceOptions.DEVICE_TYPE, type);
+            return this;
+        }
+
+        /** Runs models on {@code count} simulated GPUs of {@code memory} each with batch latency {@code speed}. */
+        public Builder simulatedDevices(int count, org.apache.flink.configuration.MemorySize memory, String speed) {
+            config.set(GpuInferenceOptions.DEVICE_TYPE, "simulated");
+            config.set(GpuInferenceOptions.SIMULATED_DEVICES, count);
+            config.set(GpuInferenceOptions.SIMULATED_MEMORY, memory);
+            config.set(GpuInferenceOptions.SIMULATED_SPEED, speed);
+            return this;
+        }
+
+        public Builder maxModelsPerDevice(int models) {
+            config.set(GpuInferenceOptions.MAX_MODELS_PER_DEVICE, models);
+            return this;
+        }
+
+        public Builder evictionTimeout(Duration timeout) {
+            config.set(GpuInferenceOptions.EVICTION_TIMEOUT, timeout);
+            return this;
+        }
+
+        public Builder warmupWorkers(int workers) {
+            config.set(GpuInferenceOptions.WARMUP_WORKERS, workers);
+            return this;
+        }
+
+        /** Rescans the model repository this often for new versions (hot reload); zero turns it off. */
+        public Builder repositoryPollInterval(Duration interval) {
+            config.set(GpuInferenceOptions.REPOSITORY_POLL_INTERVAL, interval);
+            return this;
+        }
+
+        /** Sets any {@link GpuInferenceOptions} option. */
+        public <T> Builder option(org.apache.flink.configuration.ConfigOption<T> option, T value) {
+            config.set(option, value);
             return this;
         }
 

@@ -5,10 +5,12 @@ import io.flinkgpu.inference.batching.BatchKey;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.metrics.DeviceMetrics;
 import io.flinkgpu.inference.metrics.InferenceMetrics;
 import io.flinkgpu.inference.model.ModelCache;
 import io.flinkgpu.inference.model.ModelId;
-import io.flinkgpu.inference.execution.OnnxModel;
+import io.flinkgpu.inference.model.ModelLease;
+import io.flinkgpu.inference.model.ModelReloader;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.model.TensorSpec;
 import io.flinkgpu.inference.protocol.ErrorCode;
@@ -70,6 +72,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     private transient RequestValidator validator;
     private transient Device device;
     private transient ModelCache cache;
+    private transient ModelReloader reloader;
     private transient DynamicBatcher<Pending> batcher;
     private transient ExecutorService executor;
     private transient Map<Long, Executing> executing;
@@ -116,7 +119,12 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         repository = ModelRepository.open(Path.of(settings.modelRepository()));
         validator = new RequestValidator(repository, settings.limits());
         device = settings.createDevice(subtask);
-        cache = new ModelCache(device);
+        DeviceMetrics deviceMetrics = new DeviceMetrics(getMetricGroup(), device);
+        cache = settings.createCache(device, deviceMetrics);
+        deviceMetrics.watch(cache);
+        // Hot reload: new default versions are loaded and warmed up on this device before they serve.
+        reloader = new ModelReloader(repository, cache)
+                .startPolling(settings.repositoryPollInterval(), "model-reload-" + subtask);
         tenants = new TenantGate(settings.tenants());
         batcher = new DynamicBatcher<>(
                 id -> settings.batchingFor(repository.resolveConfig(id)),
@@ -318,8 +326,10 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
             for (Pending p : items) {
                 requests.add(p.request());
             }
-            OnnxModel loaded = cache.get(model);
-            outputs = loaded.run(requests);
+            // The lease keeps the model on the device (never evicted) while this batch runs.
+            try (ModelLease lease = cache.acquire(model)) {
+                outputs = lease.model().run(requests);
+            }
         } catch (ModelCache.ModelLoadException e) {
             error = new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage());
         } catch (Exception | LinkageError e) {
@@ -406,6 +416,9 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     @Override
     public void close() throws Exception {
         try {
+            if (reloader != null) {
+                reloader.close();
+            }
             if (executor != null) {
                 executor.shutdownNow();
                 executor.awaitTermination(10, TimeUnit.SECONDS);

@@ -1,6 +1,7 @@
 package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.batching.BatchingConfig;
+import io.flinkgpu.inference.model.ModelCacheSettings;
 import io.flinkgpu.inference.validation.ValidationLimits;
 import java.time.Duration;
 import java.util.List;
@@ -52,13 +53,15 @@ public final class GpuInferenceOptions {
 
     public static final ConfigOption<String> DEVICE_TYPE = ConfigOptions.key("inference.device.type")
             .stringType()
-            .defaultValue("cpu")
-            .withDescription("Where models run. Only 'cpu' is available in this version.");
+            .defaultValue("auto")
+            .withDescription("Where models run: 'auto' (a CUDA GPU when one is usable, else the CPU), 'cuda' "
+                    + "(the CPU with a warning where there is no GPU), 'cpu', or 'simulated' "
+                    + "(see inference.device.simulated.*). Subtask i uses GPU i mod the number of GPUs.");
 
     public static final ConfigOption<MemorySize> DEVICE_MEMORY = ConfigOptions.key("inference.device.memory")
             .memoryType()
             .defaultValue(MemorySize.parse("2g"))
-            .withDescription("Memory budget for loaded models per subtask's device.");
+            .withDescription("Memory budget for loaded models per subtask when models run on the CPU.");
 
     public static final ConfigOption<Integer> INTRA_OP_THREADS = ConfigOptions.key("inference.device.intra-op-threads")
             .intType()
@@ -82,4 +85,82 @@ public final class GpuInferenceOptions {
             .defaultValue("")
             .withDescription("JSON file with tenant weights, rate limits, in-flight limits and allowed models. "
                     + "Empty: <model repository>/tenants.json if it exists, else every tenant unlimited with weight 1.");
+
+    // ---- devices, model repository and model cache -------------------------------------------
+
+    public static final ConfigOption<Double> CUDA_MEMORY_FRACTION = ConfigOptions.key("inference.device.cuda.memory-fraction")
+            .doubleType()
+            .defaultValue(0.9)
+            .withDescription("Share of each GPU's memory that loaded models may use; the rest is left to the CUDA "
+                    + "context and activations.");
+
+    public static final ConfigOption<Integer> SIMULATED_DEVICES = ConfigOptions.key("inference.device.simulated.count")
+            .intType()
+            .defaultValue(1)
+            .withDescription("Simulated GPUs per TaskManager (device type 'simulated'); subtask i uses sim:(i mod count) "
+                    + "and subtasks on one simulated GPU share its memory.");
+
+    public static final ConfigOption<MemorySize> SIMULATED_MEMORY = ConfigOptions.key("inference.device.simulated.memory")
+            .memoryType()
+            .defaultValue(MemorySize.parse("8g"))
+            .withDescription("Memory of each simulated GPU, accounted in 2 MiB pages.");
+
+    public static final ConfigOption<String> SIMULATED_SPEED = ConfigOptions.key("inference.device.simulated.speed")
+            .stringType()
+            .defaultValue("cpu*1")
+            .withDescription("Batch latency of a simulated GPU: 'A+B*b' (A ms per batch plus B ms per sample) or "
+                    + "'cpu*F' (F times the measured CPU time). Models run for real on the CPU; the batch then "
+                    + "waits out the rest of the modelled time.");
+
+    public static final ConfigOption<List<String>> SIMULATED_MODEL_SPEEDS =
+            ConfigOptions.key("inference.device.simulated.model-speeds")
+                    .stringType()
+                    .asList()
+                    .defaultValues()
+                    .withDescription("Per-model speeds overriding inference.device.simulated.speed, as "
+                            + "'model=A+B*b' entries separated by ';'.");
+
+    public static final ConfigOption<Integer> MAX_MODELS_PER_DEVICE = ConfigOptions.key("inference.cache.max-models-per-device")
+            .intType()
+            .defaultValue(ModelCacheSettings.DEFAULT_MAX_MODELS)
+            .withDescription("Model versions loaded on one device at most (max_models_per_device); loading one more "
+                    + "evicts the least recently used one that no batch is using.");
+
+    public static final ConfigOption<Duration> EVICTION_TIMEOUT = ConfigOptions.key("inference.cache.eviction-timeout")
+            .durationType()
+            .defaultValue(ModelCacheSettings.DEFAULT_EVICTION_TIMEOUT)
+            .withDescription("A model unused this long is evicted from its device (eviction_timeout); 0 turns idle "
+                    + "eviction off.");
+
+    public static final ConfigOption<MemorySize> HOST_CACHE_MEMORY = ConfigOptions.key("inference.cache.host-memory")
+            .memoryType()
+            .defaultValue(new MemorySize(ModelCacheSettings.DEFAULT_HOST_MEMORY_BYTES))
+            .withDescription("Host memory for the bytes of models evicted from the device, so that loading them again "
+                    + "is a swap-in rather than a read from the repository.");
+
+    public static final ConfigOption<Integer> WARMUP_WORKERS = ConfigOptions.key("inference.cache.warmup-workers")
+            .intType()
+            .defaultValue(ModelCacheSettings.DEFAULT_WARMUP_WORKERS)
+            .withDescription("Threads that run a newly loaded model on generated inputs at the batch sizes it will "
+                    + "see before it takes traffic (warmup_workers); 0 turns warm-up off.");
+
+    public static final ConfigOption<Duration> LOAD_RETRY_INTERVAL = ConfigOptions.key("inference.cache.load-retry-interval")
+            .durationType()
+            .defaultValue(ModelCacheSettings.DEFAULT_LOAD_RETRY_INTERVAL)
+            .withDescription("How long a model that failed to load (corrupt, out of memory) answers "
+                    + "MODEL_LOAD_FAILED at once before a request tries to load it again.");
+
+    public static final ConfigOption<Duration> LOAD_ROOM_WAIT = ConfigOptions.key("inference.cache.room-wait")
+            .durationType()
+            .defaultValue(ModelCacheSettings.DEFAULT_ROOM_WAIT)
+            .withDescription("How long a load waits for batches on other models to finish when every loaded model is "
+                    + "in use and nothing can be evicted yet.");
+
+    public static final ConfigOption<Duration> REPOSITORY_POLL_INTERVAL =
+            ConfigOptions.key("inference.model-repository.poll-interval")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(10))
+                    .withDescription("How often the repository is rescanned for new, changed and removed model versions "
+                            + "(hot reload: a new default version is loaded and warmed up before traffic moves to it); "
+                            + "0 turns hot reload off.");
 }

@@ -1,9 +1,11 @@
 package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.batching.BatchingConfig;
-import io.flinkgpu.inference.device.CpuDevice;
 import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.device.DeviceSettings;
 import io.flinkgpu.inference.model.BatchingSettings;
+import io.flinkgpu.inference.model.ModelCache;
+import io.flinkgpu.inference.model.ModelCacheSettings;
 import io.flinkgpu.inference.model.ModelConfig;
 import io.flinkgpu.inference.validation.ValidationLimits;
 import io.flinkgpu.inference.qos.TenantRegistry;
@@ -12,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import org.apache.flink.configuration.ReadableConfig;
 
 /** Everything an inference operator subtask needs to start, shipped with the job graph. */
@@ -20,19 +21,15 @@ public record InferenceSettings(
         String modelRepository,
         BatchingConfig batching,
         int executionThreads,
-        String deviceType,
-        long deviceMemoryBytes,
-        int intraOpThreads,
+        DeviceSettings device,
+        ModelCacheSettings cache,
+        Duration repositoryPollInterval,
         ValidationLimits limits,
         String tenantsFile) implements Serializable {
 
     public InferenceSettings {
         if (executionThreads < 1) {
             throw new IllegalArgumentException("execution threads must be at least 1");
-        }
-        deviceType = deviceType.toLowerCase(Locale.ROOT);
-        if (!deviceType.equals("cpu")) {
-            throw new IllegalArgumentException("unsupported device type '" + deviceType + "'; supported: cpu");
         }
     }
 
@@ -46,9 +43,25 @@ public record InferenceSettings(
                 config.get(GpuInferenceOptions.MODEL_REPOSITORY),
                 batching,
                 config.get(GpuInferenceOptions.EXECUTION_THREADS),
-                config.get(GpuInferenceOptions.DEVICE_TYPE),
-                config.get(GpuInferenceOptions.DEVICE_MEMORY).getBytes(),
-                config.get(GpuInferenceOptions.INTRA_OP_THREADS),
+                new DeviceSettings(
+                        config.get(GpuInferenceOptions.DEVICE_TYPE),
+                        config.get(GpuInferenceOptions.DEVICE_MEMORY).getBytes(),
+                        config.get(GpuInferenceOptions.CUDA_MEMORY_FRACTION),
+                        config.get(GpuInferenceOptions.INTRA_OP_THREADS),
+                        config.get(GpuInferenceOptions.SIMULATED_DEVICES),
+                        config.get(GpuInferenceOptions.SIMULATED_MEMORY).getBytes(),
+                        config.get(GpuInferenceOptions.SIMULATED_SPEED),
+                        config.get(GpuInferenceOptions.SIMULATED_MODEL_SPEEDS)),
+                new ModelCacheSettings(
+                        config.get(GpuInferenceOptions.MAX_MODELS_PER_DEVICE),
+                        config.get(GpuInferenceOptions.EVICTION_TIMEOUT),
+                        config.get(GpuInferenceOptions.HOST_CACHE_MEMORY).getBytes(),
+                        config.get(GpuInferenceOptions.WARMUP_WORKERS),
+                        config.get(GpuInferenceOptions.LOAD_RETRY_INTERVAL),
+                        config.get(GpuInferenceOptions.LOAD_ROOM_WAIT),
+                        batching.maxBatchSize(),
+                        true),
+                config.get(GpuInferenceOptions.REPOSITORY_POLL_INTERVAL),
                 new ValidationLimits(config.get(GpuInferenceOptions.MAX_TENSOR_ELEMENTS),
                         config.get(GpuInferenceOptions.MAX_REQUEST_SIZE).getBytes()),
                 config.get(GpuInferenceOptions.TENANTS_FILE));
@@ -63,9 +76,14 @@ public record InferenceSettings(
         return TenantRegistry.load(file);
     }
 
-    /** The device of one subtask. */
+    /** The device of one subtask: the CPU, a CUDA GPU or a simulated one (see {@link DeviceSettings}). */
     public Device createDevice(int subtaskIndex) {
-        return new CpuDevice("cpu:" + subtaskIndex, deviceMemoryBytes, intraOpThreads);
+        return device.createDevice(subtaskIndex);
+    }
+
+    /** The model cache of one subtask's device. */
+    public ModelCache createCache(Device onDevice, ModelCache.Listener listener) {
+        return new ModelCache(onDevice, cache, System::nanoTime, listener);
     }
 
     /**

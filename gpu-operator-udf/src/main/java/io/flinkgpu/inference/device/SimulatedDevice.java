@@ -1,0 +1,150 @@
+package io.flinkgpu.inference.device;
+
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A GPU that is not there: models run for real on the CPU, so outputs are exact, and each batch
+ * then waits out the rest of the time its {@link SpeedModel} gives. Batches share one device
+ * timeline, as kernels on one GPU do, so concurrent batches queue behind each other. Memory is
+ * accounted against a fixed capacity in 2 MiB pages, as a GPU allocator hands it out.
+ *
+ * <p>Faults can be injected: out-of-memory on the next session creations, and loss of the device
+ * (every later load and batch fails, {@link #isHealthy()} turns false). Used by tests, the local
+ * default and the cluster simulator.
+ */
+public final class SimulatedDevice implements Device {
+    /** Allocation granularity of the simulated device memory. */
+    public static final long PAGE_BYTES = 2L << 20;
+
+    private final String id;
+    private final MemoryBudget memory;
+    private final SpeedModel defaultSpeed;
+    private final Map<String, SpeedModel> modelSpeeds;
+    private final int intraOpThreads;
+    private final BusyMeter busy = new BusyMeter(System::nanoTime);
+    private final AtomicInteger outOfMemoryLoads = new AtomicInteger();
+    private volatile boolean lost;
+    private long busyUntilNanos = Long.MIN_VALUE;
+
+    public SimulatedDevice(String id, long capacityBytes, SpeedModel defaultSpeed, Map<String, SpeedModel> modelSpeeds,
+            int intraOpThreads) {
+        if (intraOpThreads < 1) {
+            throw new IllegalArgumentException("intra-op threads must be at least 1");
+        }
+        this.id = id;
+        this.memory = new MemoryBudget(capacityBytes, PAGE_BYTES);
+        this.defaultSpeed = defaultSpeed;
+        this.modelSpeeds = Map.copyOf(modelSpeeds);
+        this.intraOpThreads = intraOpThreads;
+    }
+
+    public SimulatedDevice(String id, long capacityBytes, SpeedModel speed) {
+        this(id, capacityBytes, speed, Map.of(), 1);
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public DeviceKind kind() {
+        return DeviceKind.SIMULATED;
+    }
+
+    @Override
+    public long totalMemoryBytes() {
+        return memory.capacity();
+    }
+
+    @Override
+    public long freeMemoryBytes() {
+        return memory.free();
+    }
+
+    @Override
+    public boolean isHealthy() {
+        return !lost;
+    }
+
+    @Override
+    public OrtSession.SessionOptions newSessionOptions() throws OrtException {
+        return CpuDevice.cpuSessionOptions(intraOpThreads);
+    }
+
+    @Override
+    public boolean reserve(long bytes) {
+        return !lost && memory.reserve(bytes);
+    }
+
+    @Override
+    public void release(long bytes) {
+        memory.release(bytes);
+    }
+
+    /** The next {@code loads} session creations fail with {@link DeviceOutOfMemoryException}. */
+    public void injectOutOfMemoryOnLoad(int loads) {
+        outOfMemoryLoads.set(loads);
+    }
+
+    /** From now on every load and every batch fails with {@link DeviceLostException}. */
+    public void injectDeviceLost() {
+        lost = true;
+    }
+
+    public SpeedModel speedOf(String model) {
+        return modelSpeeds.getOrDefault(model, defaultSpeed);
+    }
+
+    private void checkAlive() {
+        if (lost) {
+            throw new DeviceLostException("device " + id + " is lost");
+        }
+    }
+
+    @Override
+    public OrtSession createSession(OrtEnvironment env, byte[] model) throws OrtException {
+        checkAlive();
+        if (outOfMemoryLoads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new DeviceOutOfMemoryException("out of memory creating a session on " + id + " (injected)");
+        }
+        return Device.super.createSession(env, model);
+    }
+
+    @Override
+    public <T> T execute(String model, int samples, Work<T> work) throws OrtException {
+        checkAlive();
+        long started = System.nanoTime();
+        T result = work.run();
+        long cpuNanos = System.nanoTime() - started;
+        long modelled = speedOf(model).latencyNanos(samples, cpuNanos);
+        long done;
+        synchronized (this) {
+            long begin = Math.max(started, busyUntilNanos);
+            busyUntilNanos = begin + modelled;
+            done = Math.max(started + cpuNanos, busyUntilNanos);
+        }
+        busy.busy(modelled);
+        for (long left = done - System.nanoTime(); left > 0 && !Thread.currentThread().isInterrupted();
+                left = done - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+        return result;
+    }
+
+    @Override
+    public DeviceTelemetry telemetry() {
+        return new DeviceTelemetry(memory.used(), memory.capacity(), busy.sample(), Double.NaN, Double.NaN);
+    }
+
+    @Override
+    public String toString() {
+        return id + " (simulated GPU, " + (memory.capacity() >> 20) + " MiB, speed " + defaultSpeed
+                + (modelSpeeds.isEmpty() ? "" : ", per model " + modelSpeeds) + ")";
+    }
+}

@@ -1,0 +1,142 @@
+package io.flinkgpu.inference.device;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.onnxruntime.OrtException;
+import io.flinkgpu.inference.execution.OnnxModel;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.RequestParameters;
+import io.flinkgpu.inference.protocol.Tensor;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class SimulatedDeviceTest {
+    static final long MIB = 1L << 20;
+    static final Path AFFINE = Path.of("src/test/resources/models/affine-fp32/1/model.onnx");
+
+    private static InferenceRequest affineRequest(int samples) {
+        float[] x = new float[samples * 4];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = i * 0.25f - 1;
+        }
+        return new InferenceRequest("r", "affine-fp32", "1", List.of(Tensor.ofFloats("x", new long[] {samples, 4}, x)),
+                RequestParameters.DEFAULTS);
+    }
+
+    @Test
+    void speedModelsParseAndPredict() {
+        assertThat(SpeedModel.parse("2+0.5*b").latencyNanos(8, 123)).isEqualTo(6_000_000);
+        assertThat(SpeedModel.parse(" 3 ").latencyNanos(100, 0)).isEqualTo(3_000_000);
+        assertThat(SpeedModel.parse("cpu*0.25").latencyNanos(32, 4_000_000)).isEqualTo(1_000_000);
+        assertThat(SpeedModel.parse("CPU*2").latencyNanos(1, 1_000)).isEqualTo(2_000);
+        assertThat(SpeedModel.parse("1.5+0.05*b")).isEqualTo(SpeedModel.linear(1.5, 0.05));
+        for (String bad : List.of("", "fast", "-1+2*b", "cpu*0", "1+2*x", "cpu*")) {
+            assertThatThrownBy(() -> SpeedModel.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void memoryIsAccountedInWholePagesUpToTheCapacity() {
+        SimulatedDevice device = new SimulatedDevice("sim:0", 8 * MIB, SpeedModel.CPU_SPEED);
+
+        assertThat(device.reserve(1)).isTrue(); // one 2 MiB page
+        assertThat(device.freeMemoryBytes()).isEqualTo(6 * MIB);
+        assertThat(device.reserve(5 * MIB)).isTrue(); // three pages
+        assertThat(device.freeMemoryBytes()).isZero();
+        assertThat(device.reserve(1)).isFalse();
+        device.release(5 * MIB);
+        assertThat(device.freeMemoryBytes()).isEqualTo(6 * MIB);
+        assertThat(device.telemetry().memoryUsedBytes()).isEqualTo(2 * MIB);
+        assertThat(device.telemetry().memoryTotalBytes()).isEqualTo(8 * MIB);
+    }
+
+    @Test
+    void injectedOutOfMemoryFailsTheNextLoadsThenLoadsSucceed() throws Exception {
+        SimulatedDevice device = new SimulatedDevice("sim:1", 64 * MIB, SpeedModel.CPU_SPEED);
+        device.injectOutOfMemoryOnLoad(2);
+
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, device))
+                    .isInstanceOf(DeviceOutOfMemoryException.class)
+                    .hasMessageContaining("out of memory creating a session on sim:1");
+        }
+        try (OnnxModel model = OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, device)) {
+            assertThat(model.run(List.of(affineRequest(2)))).hasSize(1);
+        }
+    }
+
+    @Test
+    void outOfMemoryIsRecognisedInOnnxRuntimeMessagesToo() {
+        assertThat(DeviceOutOfMemoryException.isOutOfMemory(new OrtException(
+                "Error code - ORT_RUNTIME_EXCEPTION - message: Failed to allocate memory for requested buffer of size 123")))
+                .isTrue();
+        assertThat(DeviceOutOfMemoryException.isOutOfMemory(new RuntimeException("wrapper",
+                new OrtException("CUDA failure 2: out of memory")))).isTrue();
+        assertThat(DeviceOutOfMemoryException.isOutOfMemory(new OrtException("Protobuf parsing failed"))).isFalse();
+    }
+
+    @Test
+    void aLostDeviceRefusesLoadsAndBatches() throws Exception {
+        SimulatedDevice device = new SimulatedDevice("sim:2", 64 * MIB, SpeedModel.CPU_SPEED);
+        try (OnnxModel model = OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, device)) {
+            device.injectDeviceLost();
+
+            assertThat(device.isHealthy()).isFalse();
+            assertThatThrownBy(() -> model.run(List.of(affineRequest(1)))).isInstanceOf(DeviceLostException.class)
+                    .hasMessageContaining("sim:2 is lost");
+            assertThatThrownBy(() -> OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, device))
+                    .isInstanceOf(DeviceLostException.class);
+            assertThat(device.reserve(1)).isFalse();
+        }
+    }
+
+    @Test
+    void aBatchTakesItsModelledTimeAndItsOutputsAreTheCpusOutputs() throws Exception {
+        SimulatedDevice slow = new SimulatedDevice("sim:0", 64 * MIB, SpeedModel.CPU_SPEED,
+                Map.of("affine-fp32", SpeedModel.parse("40+5*b")), 1);
+        CpuDevice cpu = new CpuDevice("cpu:0", 64 * MIB, 1);
+        try (OnnxModel onSim = OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, slow);
+                OnnxModel onCpu = OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, cpu)) {
+            onSim.run(List.of(affineRequest(1))); // first run allocates; time the second
+            slow.telemetry();
+
+            long started = System.nanoTime();
+            List<List<Tensor>> simulated = onSim.run(List.of(affineRequest(4)));
+            long elapsedMs = (System.nanoTime() - started) / 1_000_000;
+
+            assertThat(elapsedMs).as("40 ms + 4 x 5 ms").isGreaterThanOrEqualTo(60);
+            assertThat(simulated).isEqualTo(onCpu.run(List.of(affineRequest(4))));
+            assertThat(slow.telemetry().utilization()).isGreaterThan(0.0);
+        }
+    }
+
+    @Test
+    void concurrentBatchesQueueOnOneDeviceTimeline() throws Exception {
+        SimulatedDevice device = new SimulatedDevice("sim:0", 64 * MIB, SpeedModel.parse("50"));
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try (OnnxModel model = OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, device)) {
+            model.run(List.of(affineRequest(1)));
+            long started = System.nanoTime();
+            List<Future<List<List<Tensor>>>> runs = List.of(
+                    pool.submit(() -> model.run(List.of(affineRequest(1)))),
+                    pool.submit(() -> model.run(List.of(affineRequest(1)))),
+                    pool.submit(() -> model.run(List.of(affineRequest(1)))));
+            for (Future<?> f : runs) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+            long elapsedMs = (System.nanoTime() - started) / 1_000_000;
+
+            assertThat(elapsedMs).as("three 50 ms batches on one GPU run one after another").isGreaterThanOrEqualTo(150);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
