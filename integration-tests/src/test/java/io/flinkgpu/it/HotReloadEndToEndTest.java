@@ -95,7 +95,12 @@ class HotReloadEndToEndTest {
                     new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
                 for (int i = 0; i < n; i++) {
                     if (i == n / 3) {
-                        // a new version appears; written aside and moved in, as a deployment would
+                        // version 1 is serving (the job may start slowly on a busy machine) ...
+                        producer.flush();
+                        List<ConsumerRecord<byte[], byte[]>> early = KafkaTopics.read(kafka.bootstrapServers(),
+                                "reload-responses", got -> got.size() >= n / 6, Duration.ofMinutes(1), Duration.ZERO);
+                        assertThat(early).hasSizeGreaterThanOrEqualTo(n / 6);
+                        // ... when a new version appears: written aside and moved in, as a deployment would
                         Path staging = repo.resolve(".staging-2");
                         Files.createDirectories(staging);
                         Files.copy(source.resolve("1/model.onnx"), staging.resolve("model.onnx"));
