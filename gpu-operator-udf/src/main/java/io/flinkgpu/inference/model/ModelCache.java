@@ -6,6 +6,7 @@ import io.flinkgpu.inference.execution.OnnxModel;
 import io.flinkgpu.inference.protocol.DataType;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -109,6 +110,8 @@ public final class ModelCache implements AutoCloseable {
         long lastUsedNanos;
         long useSequence;
         boolean retiring;
+        /** The precision variant loaded instead of the full model, or null. */
+        PrecisionVariant variant;
 
         Entry(ModelRepository.ResolvedModel resolved) {
             this.id = resolved.id();
@@ -256,8 +259,23 @@ public final class ModelCache implements AutoCloseable {
                 bytes = read(e.resolved);
             }
             long need = memoryEstimate(e.resolved.config(), bytes.length);
-            synchronized (this) {
-                makeRoom(e, need);
+            boolean reserved = false;
+            if (!fromHost && !e.resolved.config().allowedVariants().isEmpty()) {
+                synchronized (this) {
+                    reserved = placedCount() < settings.maxModels() && reserve(e, need);
+                }
+                if (!reserved) {
+                    byte[] variantBytes = reserveVariant(e, bytes.length);
+                    if (variantBytes != null) {
+                        bytes = variantBytes;
+                        reserved = true;
+                    }
+                }
+            }
+            if (!reserved) {
+                synchronized (this) {
+                    makeRoom(e, need);
+                }
             }
             OnnxModel model = createSession(e, bytes, need);
             try {
@@ -325,6 +343,59 @@ public final class ModelCache implements AutoCloseable {
         } catch (IOException e) {
             throw new ModelLoadException("cannot read " + resolved.file() + " for " + resolved.id() + ": " + e);
         }
+    }
+
+    /** Under the lock: takes a slot and {@code need} bytes for {@code e} if they are free now. */
+    private boolean reserve(Entry e, long need) {
+        if (device.reserve(need)) {
+            e.reservedBytes = need;
+            e.placed = true;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Memory pressure: instead of evicting another model, loads the allowed precision variant with
+     * the lowest declared accuracy cost that fits in the free memory now. Returns its bytes, or
+     * null when none fits (then the full model evicts as usual).
+     */
+    private byte[] reserveVariant(Entry e, long fullFileBytes) throws ModelLoadException {
+        ModelConfig config = e.resolved.config();
+        for (PrecisionVariant v : config.allowedVariants()) {
+            Path file = e.resolved.file().resolveSibling(v.file());
+            if (!Files.isRegularFile(file)) {
+                LOG.warn("Precision variant {} of {} is declared but {} is missing", v.precision(), e.id, file);
+                continue;
+            }
+            byte[] bytes;
+            try {
+                Path real = file.toRealPath();
+                if (!real.getParent().equals(e.resolved.file().toRealPath().getParent())) {
+                    throw new ModelLoadException(file + " resolves outside the version directory of " + e.id);
+                }
+                bytes = Files.readAllBytes(real);
+            } catch (IOException x) {
+                throw new ModelLoadException("cannot read precision variant " + file + " of " + e.id + ": " + x);
+            }
+            long need = config.memoryBytes() != null
+                    ? Math.max(1, config.memoryBytes() * bytes.length / Math.max(1, fullFileBytes)) : bytes.length;
+            synchronized (this) {
+                if (placedCount() < settings.maxModels() && reserve(e, need)) {
+                    e.variant = v;
+                    LOG.info("Memory pressure on {}: loading {} as {} (declared accuracy cost {}) instead of evicting",
+                            device.id(), e.id, v.precision(), v.accuracyCost());
+                    return bytes;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The precision variant serving a loaded model ({@code FP16}, {@code INT8}...), or empty for the full model. */
+    public synchronized Optional<String> precision(ModelId id) {
+        Entry e = entries.get(id);
+        return e == null || e.variant == null ? Optional.empty() : Optional.of(e.variant.precision());
     }
 
     /** Device memory to account for a model: its declared {@code memory_bytes}, else its file size. */
@@ -485,7 +556,9 @@ public final class ModelCache implements AutoCloseable {
         closeQuietly(victim.id, victim.model);
         device.release(victim.reservedBytes);
         victim.reservedBytes = 0;
-        keepOnHost(victim.id, victim.bytes);
+        if (victim.variant == null) { // a later swap-in should get the full model back if it fits
+            keepOnHost(victim.id, victim.bytes);
+        }
         evictions++;
         roomChanged();
         LOG.info("Evicted {} from {} ({})", victim.id, device.id(), reason);

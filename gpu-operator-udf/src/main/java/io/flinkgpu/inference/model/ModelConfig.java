@@ -17,7 +17,9 @@ import java.util.Set;
  * <p>Device-memory fields: {@code instance_count} (batches that may run at once on the model's
  * one shared session; absent: no limit), {@code memory_bytes} (device memory to account for a
  * loaded version; absent: the model file's size), {@code version_policy} (which versions are
- * served) and {@code warmup}.
+ * served) and {@code warmup}. {@code precision_variants} lists lower-precision files of each version
+ * with their declared accuracy cost; under memory pressure the cache may load one whose cost is at
+ * most {@code max_accuracy_cost} (0, the default: never) instead of evicting another model.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record ModelConfig(
@@ -32,6 +34,8 @@ public record ModelConfig(
         @JsonProperty("memory_bytes") Long memoryBytes,
         @JsonProperty("version_policy") VersionPolicy versionPolicy,
         @JsonProperty("warmup") WarmupSettings warmup,
+        @JsonProperty("precision_variants") List<PrecisionVariant> precisionVariants,
+        @JsonProperty("max_accuracy_cost") double maxAccuracyCost,
         @JsonProperty("labels") List<String> labels,
         @JsonProperty("description") String description,
         @JsonProperty("metrics") Map<String, Object> metrics) implements Serializable {
@@ -62,8 +66,18 @@ public record ModelConfig(
         }
         versionPolicy = versionPolicy == null ? VersionPolicy.ALL : versionPolicy;
         warmup = warmup == null ? WarmupSettings.DEFAULT : warmup;
+        precisionVariants = precisionVariants == null ? List.of() : List.copyOf(precisionVariants);
+        if (maxAccuracyCost < 0 || maxAccuracyCost > 1) {
+            throw new IllegalArgumentException("max_accuracy_cost must be within 0..1");
+        }
         labels = labels == null ? List.of() : List.copyOf(labels);
         metrics = metrics == null ? Map.of() : Map.copyOf(metrics);
+    }
+
+    /** The smallest-cost-first variants this config allows the cache to substitute. */
+    public List<PrecisionVariant> allowedVariants() {
+        return precisionVariants.stream().filter(v -> v.accuracyCost() <= maxAccuracyCost)
+                .sorted(java.util.Comparator.comparingDouble(PrecisionVariant::accuracyCost)).toList();
     }
 
     public TensorSpec input(String inputName) {
