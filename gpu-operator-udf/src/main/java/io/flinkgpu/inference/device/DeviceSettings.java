@@ -71,6 +71,14 @@ public record DeviceSettings(
 
     /** The device of subtask {@code subtaskIndex}. */
     public Device createDevice(int subtaskIndex) {
+        return createDevice(subtaskIndex, List.of());
+    }
+
+    /**
+     * The device of subtask {@code subtaskIndex}, on one of the {@code assignedGpus} (CUDA ordinals
+     * that Flink's external-resource framework gave this TaskManager) when there are any.
+     */
+    public Device createDevice(int subtaskIndex, List<Integer> assignedGpus) {
         switch (type) {
             case "simulated": {
                 int index = subtaskIndex % simulatedCount;
@@ -82,7 +90,7 @@ public record DeviceSettings(
             case "auto": {
                 CudaProbe.Result cuda = CudaProbe.get();
                 if (cuda.available()) {
-                    CudaProbe.Gpu gpu = cuda.gpus().get(subtaskIndex % cuda.gpus().size());
+                    CudaProbe.Gpu gpu = chooseGpu(subtaskIndex, assignedGpus, cuda.gpus());
                     return SHARED.computeIfAbsent(List.of(this, gpu.ordinal()), k -> new CudaDevice(gpu,
                             (long) (gpu.totalMemoryBytes() * cudaMemoryFraction), intraOpThreads, NvidiaSmi.shared()));
                 }
@@ -95,6 +103,18 @@ public record DeviceSettings(
             default:
                 return cpu(subtaskIndex);
         }
+    }
+
+    /** GPU {@code i mod n} among the assigned ones if any are assigned (and present), else among all. */
+    static CudaProbe.Gpu chooseGpu(int subtaskIndex, List<Integer> assigned, List<CudaProbe.Gpu> gpus) {
+        List<CudaProbe.Gpu> candidates = gpus.stream().filter(g -> assigned.contains(g.ordinal())).toList();
+        if (candidates.isEmpty()) {
+            if (!assigned.isEmpty()) {
+                LOG.warn("Assigned GPUs {} are not among the GPUs found {}; choosing among all", assigned, gpus);
+            }
+            candidates = gpus;
+        }
+        return candidates.get(subtaskIndex % candidates.size());
     }
 
     private Device cpu(int subtaskIndex) {

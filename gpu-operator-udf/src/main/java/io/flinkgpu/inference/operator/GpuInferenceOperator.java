@@ -5,6 +5,7 @@ import io.flinkgpu.inference.batching.BatchKey;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.device.GpuExternalResourceDriverFactory;
 import io.flinkgpu.inference.metrics.DeviceMetrics;
 import io.flinkgpu.inference.metrics.InferenceMetrics;
 import io.flinkgpu.inference.model.ModelCache;
@@ -34,6 +35,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
 import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -63,6 +65,8 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
 
     private static final long serialVersionUID = 1L;
     static final String STATE_NAME = "gpu-inference-pending-requests";
+    /** The external resource name under which Flink hands out GPUs (external-resources: gpu). */
+    static final String GPU_RESOURCE = "gpu";
 
     private final InferenceSettings settings;
     private final transient MailboxExecutor mailbox;
@@ -118,7 +122,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         repository = ModelRepository.open(Path.of(settings.modelRepository()));
         validator = new RequestValidator(repository, settings.limits());
-        device = settings.createDevice(subtask);
+        device = settings.createDevice(subtask, assignedGpus());
         DeviceMetrics deviceMetrics = new DeviceMetrics(getMetricGroup(), device);
         cache = settings.createCache(device, deviceMetrics);
         deviceMetrics.watch(cache);
@@ -165,6 +169,21 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
             restored.clear();
             dispatch();
         }
+    }
+
+    /** CUDA ordinals that Flink's external-resource framework gave this TaskManager ("gpu"). */
+    private List<Integer> assignedGpus() {
+        List<Integer> ordinals = new ArrayList<>();
+        for (ExternalResourceInfo info : getRuntimeContext().getExternalResourceInfos(GPU_RESOURCE)) {
+            info.getProperty(GpuExternalResourceDriverFactory.GpuInfo.INDEX).ifPresent(index -> {
+                try {
+                    ordinals.add(Integer.parseInt(index.trim()));
+                } catch (NumberFormatException e) {
+                    LOG.warn("Ignoring GPU external resource with index '{}'", index);
+                }
+            });
+        }
+        return ordinals;
     }
 
     @Override

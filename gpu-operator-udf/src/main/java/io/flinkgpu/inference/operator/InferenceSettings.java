@@ -81,6 +81,11 @@ public record InferenceSettings(
         return device.createDevice(subtaskIndex);
     }
 
+    /** The device of one subtask, on one of the GPUs Flink's external-resource framework assigned. */
+    public Device createDevice(int subtaskIndex, List<Integer> assignedGpus) {
+        return device.createDevice(subtaskIndex, assignedGpus);
+    }
+
     /** The model cache of one subtask's device. */
     public ModelCache createCache(Device onDevice, ModelCache.Listener listener) {
         return new ModelCache(onDevice, cache, System::nanoTime, listener);
