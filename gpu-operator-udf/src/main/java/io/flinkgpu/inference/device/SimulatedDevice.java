@@ -17,39 +17,25 @@ import java.util.concurrent.locks.LockSupport;
  * (every later load and batch fails, {@link #isHealthy()} turns false). Used by tests, the local
  * default and the cluster simulator.
  */
-public final class SimulatedDevice implements Device {
+public final class SimulatedDevice extends AbstractDevice {
     /** Allocation granularity of the simulated device memory. */
     public static final long PAGE_BYTES = 2L << 20;
 
-    private final String id;
-    private final MemoryBudget memory;
     private final SpeedModel defaultSpeed;
     private final Map<String, SpeedModel> modelSpeeds;
-    private final int intraOpThreads;
-    private final BusyMeter busy = new BusyMeter(System::nanoTime);
     private final AtomicInteger outOfMemoryLoads = new AtomicInteger();
     private volatile boolean lost;
     private long busyUntilNanos = Long.MIN_VALUE;
 
     public SimulatedDevice(String id, long capacityBytes, SpeedModel defaultSpeed, Map<String, SpeedModel> modelSpeeds,
             int intraOpThreads) {
-        if (intraOpThreads < 1) {
-            throw new IllegalArgumentException("intra-op threads must be at least 1");
-        }
-        this.id = id;
-        this.memory = new MemoryBudget(capacityBytes, PAGE_BYTES);
+        super(id, capacityBytes, PAGE_BYTES, intraOpThreads);
         this.defaultSpeed = defaultSpeed;
         this.modelSpeeds = Map.copyOf(modelSpeeds);
-        this.intraOpThreads = intraOpThreads;
     }
 
     public SimulatedDevice(String id, long capacityBytes, SpeedModel speed) {
         this(id, capacityBytes, speed, Map.of(), 1);
-    }
-
-    @Override
-    public String id() {
-        return id;
     }
 
     @Override
@@ -58,33 +44,13 @@ public final class SimulatedDevice implements Device {
     }
 
     @Override
-    public long totalMemoryBytes() {
-        return memory.capacity();
-    }
-
-    @Override
-    public long freeMemoryBytes() {
-        return memory.free();
-    }
-
-    @Override
     public boolean isHealthy() {
         return !lost;
     }
 
     @Override
-    public OrtSession.SessionOptions newSessionOptions() throws OrtException {
-        return CpuDevice.cpuSessionOptions(intraOpThreads);
-    }
-
-    @Override
     public boolean reserve(long bytes) {
-        return !lost && memory.reserve(bytes);
-    }
-
-    @Override
-    public void release(long bytes) {
-        memory.release(bytes);
+        return !lost && super.reserve(bytes);
     }
 
     /** The next {@code loads} session creations fail with {@link DeviceOutOfMemoryException}. */
@@ -103,7 +69,7 @@ public final class SimulatedDevice implements Device {
 
     private void checkAlive() {
         if (lost) {
-            throw new DeviceLostException("device " + id + " is lost");
+            throw new DeviceLostException("device " + id() + " is lost");
         }
     }
 
@@ -111,9 +77,9 @@ public final class SimulatedDevice implements Device {
     public OrtSession createSession(OrtEnvironment env, byte[] model) throws OrtException {
         checkAlive();
         if (outOfMemoryLoads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-            throw new DeviceOutOfMemoryException("out of memory creating a session on " + id + " (injected)");
+            throw new DeviceOutOfMemoryException("out of memory creating a session on " + id() + " (injected)");
         }
-        return Device.super.createSession(env, model);
+        return super.createSession(env, model);
     }
 
     @Override
@@ -138,13 +104,8 @@ public final class SimulatedDevice implements Device {
     }
 
     @Override
-    public DeviceTelemetry telemetry() {
-        return new DeviceTelemetry(memory.used(), memory.capacity(), busy.sample(), Double.NaN, Double.NaN);
-    }
-
-    @Override
     public String toString() {
-        return id + " (simulated GPU, " + (memory.capacity() >> 20) + " MiB, speed " + defaultSpeed
+        return id() + " (simulated GPU, " + (memory.capacity() >> 20) + " MiB, speed " + defaultSpeed
                 + (modelSpeeds.isEmpty() ? "" : ", per model " + modelSpeeds) + ")";
     }
 }
