@@ -11,8 +11,6 @@ import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.DeadLetter;
-import io.flinkgpu.job.InferenceJob;
-import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
@@ -29,8 +27,6 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -49,10 +45,7 @@ class BadInputFuzzTest {
     static final String MODEL = "affine-fp32"; // inputs x FP32 [N,4]
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .build());
+    static final MiniClusterExtension FLINK = TestJobs.miniCluster();
 
     static EmbeddedKafka kafka;
 
@@ -68,16 +61,8 @@ class BadInputFuzzTest {
 
     @Test
     void tenThousandBadRecordsNeverFailTheJobAndAreAllAccountedFor() throws Exception {
-        kafka.createTopics(2, "fuzz-requests", "fuzz-responses", "fuzz-dead-letter");
         Path repo = FashionMnist.findRoot().resolve("gpu-operator-udf/src/test/resources/models");
-        Configuration config = new Configuration();
-        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        config.set(InferenceJobOptions.REQUESTS_TOPIC, "fuzz-requests");
-        config.set(InferenceJobOptions.RESPONSES_TOPIC, "fuzz-responses");
-        config.set(InferenceJobOptions.DEAD_LETTER_TOPIC, "fuzz-dead-letter");
-        config.set(InferenceJobOptions.GROUP_ID, "fuzz");
-        config.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
-        config.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
+        Configuration config = TestJobs.config(kafka, "fuzz", 2, repo);
         config.set(GpuInferenceOptions.MAX_TENSOR_ELEMENTS, 100_000L);
         config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
 
@@ -88,10 +73,7 @@ class BadInputFuzzTest {
         }
         List<RecordMetadata> where = KafkaTopics.produceWithMetadata(kafka.bootstrapServers(), "fuzz-requests", records);
 
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(2);
-        InferenceJob.build(env, config);
-        JobClient job = env.executeAsync("fuzz");
+        JobClient job = TestJobs.start(config, 2, "fuzz");
         List<ConsumerRecord<byte[], byte[]>> letters;
         List<ConsumerRecord<byte[], byte[]>> responses;
         JobStatus status;

@@ -8,8 +8,6 @@ import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.JsonCodec;
 import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.WireFormat;
-import io.flinkgpu.job.InferenceJob;
-import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
@@ -22,8 +20,6 @@ import java.util.List;
 import java.util.Properties;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -43,10 +39,7 @@ class HotReloadEndToEndTest {
     static final String MODEL = "affine-fp32";
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .build());
+    static final MiniClusterExtension FLINK = TestJobs.miniCluster();
 
     @TempDir
     static Path repo;
@@ -70,21 +63,10 @@ class HotReloadEndToEndTest {
 
     @Test
     void newVersionTakesOverUnversionedTrafficWithoutFailures() throws Exception {
-        kafka.createTopics(1, "reload-requests", "reload-responses", "reload-dead-letter");
-        Configuration config = new Configuration();
-        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        config.set(InferenceJobOptions.REQUESTS_TOPIC, "reload-requests");
-        config.set(InferenceJobOptions.RESPONSES_TOPIC, "reload-responses");
-        config.set(InferenceJobOptions.DEAD_LETTER_TOPIC, "reload-dead-letter");
-        config.set(InferenceJobOptions.GROUP_ID, "reload");
-        config.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
-        config.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
+        Configuration config = TestJobs.config(kafka, "reload", 1, repo);
         config.set(GpuInferenceOptions.REPOSITORY_POLL_INTERVAL, Duration.ofMillis(200));
 
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(1);
-        InferenceJob.build(env, config);
-        JobClient job = env.executeAsync("hot-reload");
+        JobClient job = TestJobs.start(config, 1, "hot-reload");
         int n = 1200;
         List<ConsumerRecord<byte[], byte[]>> out;
         try {

@@ -15,7 +15,6 @@ import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.DeadLetter;
-import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
@@ -32,8 +31,6 @@ import java.util.stream.Collectors;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -51,10 +48,7 @@ class InferencePipelineEndToEndTest {
     static final long[] IMAGE_SHAPE = {1, 1, 28, 28};
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .build());
+    static final MiniClusterExtension FLINK = TestJobs.miniCluster();
 
     static EmbeddedKafka kafka;
     static Path root;
@@ -73,28 +67,14 @@ class InferencePipelineEndToEndTest {
     }
 
     private static Configuration jobConfig(String prefix) throws Exception {
-        String requests = prefix + "-requests";
-        String responses = prefix + "-responses";
-        String deadLetter = prefix + "-dead-letter";
-        kafka.createTopics(2, requests, responses, deadLetter);
-        Configuration config = new Configuration();
-        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        config.set(InferenceJobOptions.REQUESTS_TOPIC, requests);
-        config.set(InferenceJobOptions.RESPONSES_TOPIC, responses);
-        config.set(InferenceJobOptions.DEAD_LETTER_TOPIC, deadLetter);
-        config.set(InferenceJobOptions.GROUP_ID, prefix);
-        config.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
+        Configuration config = TestJobs.config(kafka, prefix, 2, root.resolve("models"));
         config.set(InferenceJobOptions.PARALLELISM, 2);
         config.set(InferenceJobOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
-        config.set(GpuInferenceOptions.MODEL_REPOSITORY, root.resolve("models").toString());
         return config;
     }
 
     private static JobClient start(Configuration config) throws Exception {
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(2);
-        InferenceJob.build(env, config);
-        return env.executeAsync("e2e");
+        return TestJobs.start(config, 2, "e2e");
     }
 
     private static InferenceRequest imageRequest(String id, int sample) {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
@@ -12,7 +11,6 @@ import io.flinkgpu.inference.protocol.JsonCodec;
 import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.WireFormat;
-import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
@@ -29,8 +27,6 @@ import java.util.Random;
 import java.util.Set;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -51,10 +47,7 @@ class QosEndToEndTest {
             ErrorCode.INVALID_PRIORITY);
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .build());
+    static final MiniClusterExtension FLINK = TestJobs.miniCluster();
 
     @TempDir
     static Path repo;
@@ -90,16 +83,8 @@ class QosEndToEndTest {
 
     @Test
     void everyRequestOfAMixedStreamIsAnsweredExactlyOnce() throws Exception {
-        kafka.createTopics(2, "qos-requests", "qos-responses", "qos-dead-letter");
-        Configuration config = new Configuration();
-        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        config.set(InferenceJobOptions.REQUESTS_TOPIC, "qos-requests");
-        config.set(InferenceJobOptions.RESPONSES_TOPIC, "qos-responses");
-        config.set(InferenceJobOptions.DEAD_LETTER_TOPIC, "qos-dead-letter");
-        config.set(InferenceJobOptions.GROUP_ID, "qos");
-        config.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
+        Configuration config = TestJobs.config(kafka, "qos", 2, repo);
         config.set(InferenceJobOptions.PARALLELISM, 1);
-        config.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
 
         Random random = new Random(11);
         String[] tenants = {"gold", "free", "outsider", "walk-in"};
@@ -120,10 +105,7 @@ class QosEndToEndTest {
         }
         KafkaTopics.produce(kafka.bootstrapServers(), "qos-requests", records);
 
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(1);
-        InferenceJob.build(env, config);
-        JobClient job = env.executeAsync("qos-e2e");
+        JobClient job = TestJobs.start(config, 1, "qos-e2e");
         List<ConsumerRecord<byte[], byte[]>> out;
         try {
             out = KafkaTopics.read(kafka.bootstrapServers(), "qos-responses", got -> got.size() >= n,
