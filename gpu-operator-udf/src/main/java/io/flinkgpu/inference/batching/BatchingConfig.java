@@ -18,7 +18,7 @@ public record BatchingConfig(int maxBatchSize, Duration maxQueueDelay, int[] pre
         int maxEnqueuedBatches) implements Serializable {
 
     public static final int DEFAULT_MAX_BATCH_SIZE = 32;
-    public static final Duration DEFAULT_MAX_QUEUE_DELAY = Duration.ofMillis(5);
+    public static final Duration DEFAULT_MAX_QUEUE_DELAY = Duration.ZERO;
     public static final int DEFAULT_MAX_ENQUEUED_BATCHES = 4;
 
     public static final BatchingConfig DEFAULTS = new BatchingConfig(

@@ -2,6 +2,7 @@ package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.batching.Batch;
 import io.flinkgpu.inference.batching.BatchKey;
+import io.flinkgpu.inference.batching.BatchingConfig;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.device.Device;
@@ -131,7 +132,12 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
                 .startPolling(settings.repositoryPollInterval(), "model-reload-" + subtask);
         tenants = new TenantGate(settings.tenants());
         batcher = new DynamicBatcher<>(
-                id -> settings.batchingFor(repository.resolveConfig(id)),
+                id -> {
+                    BatchingConfig effective = settings.batchingFor(repository.resolveConfig(id));
+                    LOG.info("Batching {} with {} (the model's dynamic_batching over the operator's defaults), {}",
+                            id, effective, repository.resolveConfig(id).scheduling());
+                    return effective;
+                },
                 id -> repository.resolveConfig(id).scheduling(),
                 tenants::weight,
                 ticker);

@@ -28,7 +28,8 @@ public final class GpuInferenceOptions {
     public static final ConfigOption<Duration> MAX_QUEUE_DELAY = ConfigOptions.key("inference.batching.max-queue-delay")
             .durationType()
             .defaultValue(BatchingConfig.DEFAULT_MAX_QUEUE_DELAY)
-            .withDescription("How long the oldest queued request may wait for its batch to fill, unless the "
+            .withDescription("How long the oldest queued request may wait for its batch to fill (0: dispatch as soon as an "
+                    + "execution thread is free; batches still form from what queues while the device is busy), unless the "
                     + "model's config sets dynamic_batching.max_queue_delay_ms.");
 
     public static final ConfigOption<List<Integer>> PREFERRED_BATCH_SIZES =

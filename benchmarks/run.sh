@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs the benchmark like `mvn -pl benchmarks exec:exec`, but from a snapshot of the project's own
+# jars (gpu-operator-udf, flink-job), so that a `mvn install` elsewhere during a long run cannot
+# replace a jar under the running JVM. Usage, from the repository root:
+#   benchmarks/run.sh --mode=full --publish=docs/benchmarks
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mvn -B -q -pl benchmarks compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath >/dev/null
+snapshot=benchmarks/target/bench-lib
+rm -rf "$snapshot" && mkdir -p "$snapshot"
+cp=""
+IFS=":" read -ra entries < benchmarks/target/bench.classpath || true  # no trailing newline
+for e in "${entries[@]}"; do
+  case "$e" in
+    */io/flinkgpu/*) cp "$e" "$snapshot/" && e="$snapshot/$(basename "$e")" ;;
+  esac
+  cp="$cp:$e"
+done
+cp -r benchmarks/target/classes "$snapshot/classes"
+exec java -Xms2g -Xmx4g -Xlog:gc:file=benchmarks/target/bench-gc.log -Djava.awt.headless=true \
+  -cp "$snapshot/classes$cp" io.flinkgpu.bench.BenchmarkMain "$@"

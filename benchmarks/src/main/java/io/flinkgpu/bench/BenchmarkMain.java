@@ -1,0 +1,119 @@
+package io.flinkgpu.bench;
+
+import io.flinkgpu.bench.report.Report;
+import io.flinkgpu.bench.scenario.ImageScenario;
+import io.flinkgpu.bench.scenario.RecommendationScenario;
+import io.flinkgpu.bench.scenario.Scenario;
+import io.flinkgpu.job.local.FashionMnist;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The benchmark suite: raw ONNX Runtime ceilings, per-record Flink baselines, and the inference
+ * job with batching off, at defaults and at tuned settings, each swept over offered load.
+ */
+@Command(name = "benchmark", mixinStandardHelpOptions = true,
+        description = "Open-loop rate sweeps of the inference job through Kafka, against raw ONNX Runtime and "
+                + "per-record Flink baselines. Writes result.json, report.md and PNG plots.")
+public final class BenchmarkMain implements Callable<Integer> {
+    @Option(names = "--mode", description = "quick (a few minutes) or full (default: ${DEFAULT-VALUE}).")
+    String mode = "quick";
+
+    @Option(names = "--scenarios", split = ",", description = "image, recommendation (default: both).")
+    List<String> scenarios = new ArrayList<>(List.of(ImageScenario.NAME, RecommendationScenario.NAME));
+
+    @Option(names = "--configs", split = ",", description = "Subset of: ceiling, flink-map, flink-async, "
+            + "job-batching-off, job-batching-default, job-tuned-N (default: all).")
+    List<String> configs = new ArrayList<>();
+
+    @Option(names = "--out", description = "Directory for this run's files (default: benchmarks/target/"
+            + "benchmark-results/<run id>).")
+    Path out;
+
+    @Option(names = "--publish", description = "Also copy the run to DIR/<mode>/ and write DIR/summary.json, "
+            + "e.g. docs/benchmarks.")
+    Path publish;
+
+    @Option(names = "--summary-from", description = "Run nothing: (re)publish the run in DIR (its result.json) "
+            + "to --publish, recounting contended points.")
+    Path summaryFrom;
+
+    @Option(names = "--work", description = "Working directory for generated model repositories "
+            + "(default: ${DEFAULT-VALUE} under the repository root).")
+    String work = "benchmarks/target/bench-work";
+
+    @Option(names = "-D", description = "A Flink or inference option for every job, e.g. "
+            + "-Dinference.buffer-timeout=1ms")
+    Map<String, String> options = new HashMap<>();
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new BenchmarkMain()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        List<String> args = spec.commandLine().getParseResult().originalArgs();
+        BenchmarkSettings settings = switch (mode) {
+            case "quick" -> BenchmarkSettings.quick();
+            case "full" -> BenchmarkSettings.full();
+            case "smoke" -> BenchmarkSettings.smoke();
+            default -> throw new CommandLine.ParameterException(new CommandLine(this), "unknown mode " + mode);
+        };
+        Path root = FashionMnist.findRoot();
+        if (summaryFrom != null) {
+            if (publish == null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--summary-from needs --publish");
+            }
+            Report.republish(summaryFrom.isAbsolute() ? summaryFrom : root.resolve(summaryFrom),
+                    publish.isAbsolute() ? publish : root.resolve(publish));
+            return 0;
+        }
+        Path workDir = root.resolve(work);
+        Path repo = workDir.resolve("model-repository");
+        Files.createDirectories(repo);
+        List<Scenario> chosen = new ArrayList<>();
+        for (String s : scenarios) {
+            switch (s) {
+                case ImageScenario.NAME -> chosen.add(new ImageScenario(root));
+                case RecommendationScenario.NAME -> chosen.add(new RecommendationScenario(root,
+                        workDir.resolve("dlrm")));
+                default -> throw new CommandLine.ParameterException(new CommandLine(this), "unknown scenario " + s
+                        + " (NLP is not built yet)");
+            }
+        }
+        Instant started = Instant.now();
+        String runId = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(started)
+                + "-" + mode;
+        Path runDir = out != null ? out : root.resolve("benchmarks/target/benchmark-results").resolve(runId);
+        String command = "BenchmarkMain " + String.join(" ", args);
+        String reproduce = "mvn -B -q install -DskipTests -pl gpu-operator-udf,flink-job && mvn -B -q -pl benchmarks "
+                + "exec:exec -Dbench.args=\"" + String.join(" ", args) + "\"";
+        System.out.println("Benchmark run " + runId + " -> " + runDir);
+        BenchmarkRunner runner = new BenchmarkRunner(settings, repo, options, configs, System.out);
+        var results = runner.run(chosen);
+        Map<String, Object> doc = Report.write(runDir, runId, settings, command, reproduce, started, runner, results,
+                options);
+        System.out.println();
+        System.out.println("Wrote " + runDir.resolve(Report.RESULT_FILE) + " and " + runDir.resolve(Report.REPORT_FILE));
+        if (publish != null) {
+            Path dir = publish.isAbsolute() ? publish : root.resolve(publish);
+            Report.publish(runDir, dir, doc);
+            System.out.println("Published to " + dir.resolve(mode) + " and " + dir.resolve(Report.SUMMARY_FILE));
+        }
+        return 0;
+    }
+}

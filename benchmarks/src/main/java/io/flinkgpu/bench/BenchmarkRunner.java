@@ -1,0 +1,256 @@
+package io.flinkgpu.bench;
+
+import io.flinkgpu.bench.load.LoadDriver;
+import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.scenario.Scenario;
+import io.flinkgpu.bench.sut.Ceiling;
+import io.flinkgpu.bench.sut.Deployments;
+import io.flinkgpu.bench.sut.KafkaTarget;
+import io.flinkgpu.bench.sweep.RateSweep;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.protocol.BinaryCodec;
+import io.flinkgpu.inference.protocol.WireFormat;
+import io.flinkgpu.job.InferenceJobOptions;
+import io.flinkgpu.job.local.EmbeddedKafka;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.JobClient;
+
+/** Runs every configuration of every scenario against one embedded Kafka broker. */
+public final class BenchmarkRunner {
+    /** A system under test. */
+    public record SutConfig(String name, String role, Deployments.Kind kind, Map<String, String> options,
+            String description) {}
+
+    /** Everything measured for one configuration of one scenario. */
+    public static final class ConfigResult {
+        public final SutConfig config;
+        public PointResult unloaded;
+        public RateSweep.Outcome sweep;
+        public final Map<String, PointResult> extra = new LinkedHashMap<>();
+        public String failure;
+
+        ConfigResult(SutConfig config) {
+            this.config = config;
+        }
+
+        public double goodput() {
+            return sweep == null ? 0 : sweep.goodput();
+        }
+
+        /** Every open-loop point, sweep and extra, by offered rate. */
+        public List<PointResult> openPoints() {
+            List<PointResult> all = new ArrayList<>();
+            if (sweep != null) {
+                all.addAll(sweep.points());
+            }
+            all.addAll(extra.values());
+            all.sort((a, b) -> Double.compare(a.offered(), b.offered()));
+            return all;
+        }
+    }
+
+    /** Everything measured for one scenario. */
+    public static final class ScenarioResult {
+        public final Scenario scenario;
+        public List<Ceiling.Point> ceiling = List.of();
+        public Map<String, Double> codec = Map.of();
+        public final Map<String, ConfigResult> configs = new LinkedHashMap<>();
+        public String best;
+
+        ScenarioResult(Scenario scenario) {
+            this.scenario = scenario;
+        }
+    }
+
+    private final BenchmarkSettings settings;
+    private final Path repo;
+    private final Map<String, String> userOptions;
+    private final List<String> configNames;
+    private final PrintStream out;
+    private int runIds;
+    private int topicIds;
+    public PointResult kafkaEcho;
+
+    public BenchmarkRunner(BenchmarkSettings settings, Path repo, Map<String, String> userOptions,
+            List<String> configNames, PrintStream out) {
+        this.settings = settings;
+        this.repo = repo;
+        this.userOptions = userOptions;
+        this.configNames = configNames;
+        this.out = out;
+    }
+
+    /** The configurations to compare, in the order they run. */
+    public List<SutConfig> configs() {
+        List<SutConfig> all = new ArrayList<>();
+        all.add(new SutConfig("flink-map", "per-record", Deployments.Kind.FLINK_MAP, Map.of(),
+                "MapFunction calling ONNX Runtime once per record"));
+        all.add(new SutConfig("flink-async", "per-record", Deployments.Kind.FLINK_ASYNC, Map.of(),
+                "Async I/O (unordered, capacity 100) calling ONNX Runtime once per record on "
+                        + "inference.execution-threads threads"));
+        all.add(new SutConfig("job-batching-off", "batching-off", Deployments.Kind.JOB,
+                Map.of("inference.batching.max-batch-size", "1"), "InferenceJob, -Dinference.batching.max-batch-size=1"));
+        all.add(new SutConfig("job-batching-default", "batching", Deployments.Kind.JOB, Map.of(),
+                "InferenceJob with the default batching options"));
+        int i = 1;
+        for (Map<String, String> candidate : settings.tuningCandidates()) {
+            StringBuilder d = new StringBuilder("InferenceJob");
+            candidate.forEach((k, v) -> d.append(" -D").append(k).append('=').append(v));
+            all.add(new SutConfig("job-tuned-" + i++, "batching", Deployments.Kind.JOB, candidate, d.toString()));
+        }
+        if (configNames.isEmpty()) {
+            return all;
+        }
+        List<SutConfig> chosen = new ArrayList<>();
+        for (SutConfig c : all) {
+            if (configNames.contains(c.name())) {
+                chosen.add(c);
+            }
+        }
+        return chosen;
+    }
+
+    public boolean runsCeiling() {
+        return configNames.isEmpty() || configNames.contains("ceiling");
+    }
+
+    public List<ScenarioResult> run(List<Scenario> scenarios) throws Exception {
+        List<ScenarioResult> results = new ArrayList<>();
+        out.println("Starting the embedded Kafka broker ...");
+        try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+            kafkaEcho = kafkaFloor(kafka, scenarios.get(0));
+            out.println("Kafka floor (produce -> consume, 1 outstanding): " + kafkaEcho.line());
+            for (Scenario scenario : scenarios) {
+                results.add(runScenario(kafka, scenario));
+            }
+        }
+        return results;
+    }
+
+    private PointResult kafkaFloor(EmbeddedKafka kafka, Scenario scenario) throws Exception {
+        String topic = "bench-echo-" + topicIds++;
+        kafka.createTopics(1, topic);
+        try (KafkaTarget echo = new KafkaTarget(kafka.bootstrapServers(), topic, topic, scenario, new BinaryCodec(),
+                true)) {
+            return LoadDriver.closedLoop(echo, runIds++, 1, settings.unloaded(), 1000, null);
+        }
+    }
+
+    private ScenarioResult runScenario(EmbeddedKafka kafka, Scenario scenario) throws Exception {
+        out.printf("%n=== scenario %s: %s%n    SLO p99 <= %.0f ms%n", scenario.name(), scenario.description(),
+                scenario.sloMs());
+        scenario.prepare(repo);
+        ScenarioResult result = new ScenarioResult(scenario);
+        Path modelFile = scenario.modelFile(repo);
+        if (runsCeiling()) {
+            out.println("--- ceiling: raw ONNX Runtime, 1 intra-op thread, tight loop");
+            result.ceiling = Ceiling.measure(scenario, modelFile, settings.ceilingBatches(), settings.ceilingWarmup(),
+                    settings.ceilingDuration(), true);
+            for (Ceiling.Point p : result.ceiling) {
+                out.printf("    %-9s batch %3d: %10.0f samples/s  (batch p50 %.3f ms, p99 %.3f ms)%s%n", p.path(),
+                        p.batch(), p.samplesPerSecond(), p.p50Ms(), p.p99Ms(), p.contended()
+                                ? String.format(" CONTENDED (other processes used %.1f cores)", p.otherCores()) : "");
+            }
+            result.codec = Ceiling.codecCosts(scenario, settings.ceilingDuration());
+            out.println("    codec cost per request (us): " + result.codec);
+        }
+        List<SutConfig> configs = configs();
+        for (SutConfig config : configs) {
+            ConfigResult r = new ConfigResult(config);
+            result.configs.put(config.name(), r);
+            try {
+                runConfig(kafka, scenario, modelFile, r, result);
+            } catch (Exception e) {
+                r.failure = e.toString();
+                out.println("    FAILED: " + e);
+                e.printStackTrace(out);
+            }
+        }
+        String best = null;
+        for (ConfigResult r : result.configs.values()) {
+            if (r.config.role().equals("batching") && (best == null
+                    || r.goodput() > result.configs.get(best).goodput())) {
+                best = r.config.name();
+            }
+        }
+        result.best = best;
+        if (best != null) {
+            out.printf("    best batching setting: %s (goodput %.0f/s)%n", best, result.configs.get(best).goodput());
+        }
+        return result;
+    }
+
+    private void runConfig(EmbeddedKafka kafka, Scenario scenario, Path modelFile, ConfigResult r,
+            ScenarioResult scenarioResult) throws Exception {
+        SutConfig config = r.config;
+        out.printf("--- %s / %s: %s%n", scenario.name(), config.name(), config.description());
+        int n = topicIds++;
+        String requests = "bench-requests-" + n;
+        String responses = "bench-responses-" + n;
+        String deadLetter = "bench-dead-letter-" + n;
+        kafka.createTopics(1, requests, responses, deadLetter);
+        Configuration c = new Configuration();
+        c.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+        c.set(InferenceJobOptions.REQUESTS_TOPIC, requests);
+        c.set(InferenceJobOptions.RESPONSES_TOPIC, responses);
+        c.set(InferenceJobOptions.DEAD_LETTER_TOPIC, deadLetter);
+        c.set(InferenceJobOptions.GROUP_ID, "bench-" + n);
+        c.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
+        c.set(InferenceJobOptions.REQUESTS_FORMAT, WireFormat.BINARY);
+        c.set(InferenceJobOptions.RESPONSES_FORMAT, WireFormat.BINARY);
+        c.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
+        c.set(RestOptions.BIND_PORT, "0");
+        c = Deployments.with(c, userOptions);
+        c = Deployments.with(c, config.options());
+        JobClient job = Deployments.start(config.kind(), c, modelFile.toString(),
+                "bench " + scenario.name() + " " + config.name());
+        try (KafkaTarget target = new KafkaTarget(kafka.bootstrapServers(), requests, responses, scenario,
+                new BinaryCodec(), false)) {
+            if (!target.awaitReady(runIds++, Duration.ofSeconds(90))) {
+                throw new IllegalStateException("the job did not answer within 90 s");
+            }
+            r.unloaded = LoadDriver.closedLoop(target, runIds++, 1, settings.unloaded(), scenario.sloMs(), null);
+            out.println("    unloaded (closed loop): " + r.unloaded.line());
+            RateSweep.PointRunner runner = rate -> point(target, scenario, config, rate);
+            r.sweep = RateSweep.run(settings.plan(scenario.startRate()), runner);
+            out.printf("    goodput %.0f/s%n", r.goodput());
+            if (r.goodput() > 0 && config.role().equals("batching")) {
+                r.extra.put("at_10pct_of_capacity", point(target, scenario, config, 0.1 * r.goodput()));
+                r.extra.put("at_80pct_of_capacity", point(target, scenario, config, 0.8 * r.goodput()));
+                double baseline = 0;
+                for (ConfigResult other : scenarioResult.configs.values()) {
+                    if (other.config.role().equals("per-record")) {
+                        baseline = Math.max(baseline, other.goodput());
+                    }
+                }
+                if (baseline > 0) {
+                    r.extra.put("at_per_record_goodput", point(target, scenario, config, baseline));
+                }
+            }
+        } finally {
+            try {
+                job.cancel().get();
+            } catch (Exception e) {
+                // the job may have failed already
+            }
+        }
+    }
+
+    private PointResult point(KafkaTarget target, Scenario scenario, SutConfig config, double rate)
+            throws Exception {
+        int run = runIds++;
+        out.printf("    %s: rate %.0f/s ...%n", config.name(), rate);
+        PointResult p = LoadDriver.openLoop(target, run, rate, settings.point(), scenario.sloMs(),
+                (scenario.name() + config.name()).hashCode() * 31L + Math.round(rate), null);
+        out.println("      " + p.line());
+        return p;
+    }
+}

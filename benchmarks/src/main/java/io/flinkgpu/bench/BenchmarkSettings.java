@@ -1,0 +1,60 @@
+package io.flinkgpu.bench;
+
+import io.flinkgpu.bench.load.RunSpec;
+import io.flinkgpu.bench.sweep.RateSweep;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Durations, sweep plan and tuning candidates of a mode. */
+public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, double rateFactor, int maxPoints,
+        int refineSteps, double maxRate, Duration ceilingWarmup, Duration ceilingDuration, int[] ceilingBatches,
+        List<Map<String, String>> tuningCandidates) {
+
+    static final int[] BATCHES = {1, 8, 32, 64, 128};
+
+    public static BenchmarkSettings quick() {
+        return new BenchmarkSettings("quick",
+                new RunSpec(Duration.ofSeconds(1), Duration.ofSeconds(1), 3, 4, Duration.ofSeconds(5), 0.10),
+                new RunSpec(Duration.ofMillis(500), Duration.ofSeconds(1), 3, 3, Duration.ofSeconds(2), 0.10),
+                2.0, 9, 1, 64_000, Duration.ofMillis(300), Duration.ofMillis(1500), BATCHES,
+                List.of(options("inference.batching.max-queue-delay", "0 ms", "inference.batching.max-batch-size",
+                        "128")));
+    }
+
+    public static BenchmarkSettings full() {
+        return new BenchmarkSettings("full",
+                // 4 x 2.5 s windows: every point spans at least one checkpoint (10 s interval), so
+                // checkpoint pauses are always in the measurement rather than by luck.
+                new RunSpec(Duration.ofSeconds(2), Duration.ofMillis(2500), 4, 6, Duration.ofSeconds(10), 0.10),
+                new RunSpec(Duration.ofSeconds(1), Duration.ofSeconds(2), 3, 3, Duration.ofSeconds(3), 0.10),
+                Math.sqrt(2), 16, 2, 64_000, Duration.ofSeconds(1), Duration.ofSeconds(4), BATCHES,
+                List.of(options("inference.batching.max-queue-delay", "0 ms", "inference.batching.max-batch-size",
+                                "128"),
+                        options("inference.batching.max-queue-delay", "1 ms", "inference.batching.max-batch-size",
+                                "128")));
+    }
+
+    /** A tiny run for the smoke test: seconds per point. */
+    public static BenchmarkSettings smoke() {
+        return new BenchmarkSettings("smoke",
+                new RunSpec(Duration.ofMillis(300), Duration.ofMillis(500), 3, 3, Duration.ofSeconds(3), 0.10),
+                new RunSpec(Duration.ofMillis(300), Duration.ofMillis(300), 3, 3, Duration.ofSeconds(2), 0.10),
+                4.0, 2, 0, 64_000, Duration.ofMillis(100), Duration.ofMillis(200), new int[] {1, 8}, List.of());
+    }
+
+    static Map<String, String> options(String... kv) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put(kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    public RateSweep.Plan plan(double startRate) {
+        // The full mode's finer grid starts one octave higher so that it needs no more points.
+        double start = mode.equals("full") ? 2 * startRate : startRate;
+        return new RateSweep.Plan(start, rateFactor, maxPoints, refineSteps, maxRate);
+    }
+}

@@ -1,0 +1,184 @@
+package io.flinkgpu.bench.load;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Collects the answers of one run. Latency of a request = time its answer was received minus
+ * its <em>intended</em> send time. Requests intended before {@code measureStartNanos} are
+ * warm-up and excluded; requests still unanswered when the run is finished count as lost, are
+ * recorded with the latency they had reached by then (a lower bound) and miss the SLO.
+ */
+public final class PointRecorder implements Target.Completions {
+    static final long HIGHEST_US = 3_600_000_000L;
+
+    private final AtomicLongArray intended;
+    private final long measureStartNanos;
+    private final long windowNanos;
+    private final long sloNanos;
+    private final BitSet done = new BitSet();
+    private final Histogram latencyUs = new Histogram(HIGHEST_US, 3);
+    private final Histogram[] windowLatencyUs;
+    private final long[] windowCompletions;
+    private volatile int sent;
+    private long answered;
+    private long measuredAnswered;
+    private long errors;
+    private long withinSlo;
+    private long duplicates;
+    private long batchSamples;
+    private long batchCount;
+    private double queueMsSum;
+    private double inferenceMsSum;
+    private long timingsCount;
+
+    public PointRecorder(int capacity, long measureStartNanos, long windowNanos, int maxWindows, double sloMs) {
+        this.intended = new AtomicLongArray(capacity);
+        this.measureStartNanos = measureStartNanos;
+        this.windowNanos = windowNanos;
+        this.sloNanos = (long) (sloMs * 1e6);
+        this.windowLatencyUs = new Histogram[maxWindows];
+        this.windowCompletions = new long[maxWindows];
+        for (int i = 0; i < maxWindows; i++) {
+            windowLatencyUs[i] = new Histogram(HIGHEST_US, 2);
+        }
+    }
+
+    public long measureStartNanos() {
+        return measureStartNanos;
+    }
+
+    /** Request {@code seq} is about to be sent; its latency counts from {@code intendedNanos}. */
+    public void sending(int seq, long intendedNanos) {
+        intended.set(seq, intendedNanos);
+        sent = Math.max(sent, seq + 1);
+    }
+
+    public int sent() {
+        return sent;
+    }
+
+    @Override
+    public void complete(int seq, long receivedNanos, boolean error, int batchSize, double queueMs,
+            double inferenceMs) {
+        completeFirst(seq, receivedNanos, error, batchSize, queueMs, inferenceMs);
+    }
+
+    /** As {@link #complete}; returns false for an unknown or repeated answer (at-least-once duplicates). */
+    public synchronized boolean completeFirst(int seq, long receivedNanos, boolean error, int batchSize,
+            double queueMs, double inferenceMs) {
+        if (seq < 0 || seq >= intended.length() || done.get(seq)) {
+            duplicates++;
+            return false;
+        }
+        long sentAt = intended.get(seq);
+        if (sentAt == 0) { // not sent by this run
+            duplicates++;
+            return false;
+        }
+        done.set(seq);
+        answered++;
+        long latency = Math.max(0, receivedNanos - sentAt);
+        long window = Math.floorDiv(receivedNanos - measureStartNanos, windowNanos);
+        if (window >= 0 && window < windowCompletions.length) {
+            windowCompletions[(int) window]++;
+            windowLatencyUs[(int) window].recordValue(Math.min(HIGHEST_US, latency / 1000));
+        }
+        if (sentAt < measureStartNanos) {
+            return true; // warm-up
+        }
+        measuredAnswered++;
+        latencyUs.recordValue(Math.min(HIGHEST_US, latency / 1000));
+        if (error) {
+            errors++;
+        } else if (latency <= sloNanos) {
+            withinSlo++;
+        }
+        if (!error && batchSize > 0) {
+            batchSamples += batchSize;
+            batchCount++;
+        }
+        if (!error && !Double.isNaN(queueMs)) {
+            queueMsSum += queueMs;
+            inferenceMsSum += inferenceMs;
+            timingsCount++;
+        }
+        return true;
+    }
+
+    /** Answers received so far for requests sent so far. */
+    public synchronized long outstanding() {
+        return sent - answered;
+    }
+
+    /** Completions received in measurement window {@code i}. */
+    public synchronized long windowCompletions(int i) {
+        return windowCompletions[i];
+    }
+
+    /** Whether the last {@link RunSpec#STABLE_WINDOWS} windows before {@code windows} agree within {@code tolerance}. */
+    public synchronized boolean stable(int windows, double tolerance) {
+        return isStable(windowCompletions, windows, tolerance);
+    }
+
+    static boolean isStable(long[] counts, int windows, double tolerance) {
+        if (windows < RunSpec.STABLE_WINDOWS) {
+            return false;
+        }
+        double mean = 0;
+        for (int i = windows - RunSpec.STABLE_WINDOWS; i < windows; i++) {
+            mean += counts[i];
+        }
+        mean /= RunSpec.STABLE_WINDOWS;
+        if (mean == 0) {
+            return false;
+        }
+        for (int i = windows - RunSpec.STABLE_WINDOWS; i < windows; i++) {
+            if (Math.abs(counts[i] - mean) > tolerance * mean) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Closes the run: every request sent in the measurement period and not answered by
+     * {@code finishedNanos} is lost.
+     */
+    public synchronized PointResult finish(String mode, double offered, int windows, long finishedNanos,
+            double sloMs, double stabilityTolerance) {
+        long lost = 0;
+        long measuredSent = 0;
+        for (int i = 0; i < sent; i++) {
+            long at = intended.get(i);
+            if (at == 0 || at < measureStartNanos) {
+                continue;
+            }
+            measuredSent++;
+            if (!done.get(i)) {
+                lost++;
+                latencyUs.recordValue(Math.min(HIGHEST_US, Math.max(0, finishedNanos - at) / 1000));
+            }
+        }
+        double seconds = windows * windowNanos / 1e9;
+        long completions = 0;
+        List<PointResult.Window> ws = new ArrayList<>();
+        for (int i = 0; i < windows; i++) {
+            completions += windowCompletions[i];
+            Histogram h = windowLatencyUs[i];
+            ws.add(new PointResult.Window(windowCompletions[i] / (windowNanos / 1e9),
+                    h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(50) / 1000.0,
+                    h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(99) / 1000.0));
+        }
+        double attainment = measuredSent == 0 ? 0 : (double) withinSlo / measuredSent;
+        double throughput = completions / seconds;
+        return PointResult.of(mode, offered, seconds, measuredSent, measuredAnswered, errors, lost, duplicates,
+                throughput, latencyUs, sloMs, attainment, isStable(windowCompletions, windows, stabilityTolerance),
+                ws, batchCount == 0 ? Double.NaN : (double) batchSamples / batchCount,
+                timingsCount == 0 ? Double.NaN : queueMsSum / timingsCount,
+                timingsCount == 0 ? Double.NaN : inferenceMsSum / timingsCount);
+    }
+}

@@ -1,0 +1,92 @@
+package io.flinkgpu.bench.load;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.HdrHistogram.Histogram;
+
+/**
+ * One measured point. Latencies in milliseconds, from intended send time to answer received.
+ *
+ * @param mode "open" (Poisson arrivals at {@code offered} requests/s) or "closed" ({@code offered} outstanding)
+ * @param attainment share of the measured requests answered without error within the SLO
+ *     (lost and failed requests count as misses)
+ * @param pass p99 within the SLO, at least 99% attainment, and (open loop) at least 90% of the
+ *     offered rate answered
+ * @param cdf latency distribution: pairs of (percentile, latency ms)
+ */
+public record PointResult(String mode, double offered, double seconds, long sent, long answered, long errors,
+        long lost, long duplicates, double throughput, double p50, double p90, double p95, double p99, double p999,
+        double max, double mean, double sloMs, double attainment, boolean pass, boolean stable,
+        List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs, List<double[]> cdf,
+        double benchmarkCores, double otherCores) {
+
+    /** Other processes using more than this many cores during a point mark it as contended. */
+    public static final double CONTENDED_OTHER_CORES = 0.25;
+
+    /** Whether something outside the benchmark competed for the CPU during this point. */
+    public boolean contended() {
+        return otherCores > CONTENDED_OTHER_CORES;
+    }
+
+    /** This result with the CPU used by the benchmark JVM and by other processes while it ran. */
+    public PointResult withCpu(double benchmark, double other) {
+        return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
+                p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
+                meanInferenceMs, cdf, benchmark, other);
+    }
+
+    /** Throughput and latency of one measurement window (by time of answer). */
+    public record Window(double throughput, double p50, double p99) {}
+
+    /** Minimum share of the offered rate that must be answered for an open-loop point to pass. */
+    public static final double MIN_THROUGHPUT_SHARE = 0.9;
+    public static final double MIN_ATTAINMENT = 0.99;
+
+    static PointResult of(String mode, double offered, double seconds, long sent, long answered, long errors,
+            long lost, long duplicates, double throughput, Histogram h, double sloMs, double attainment,
+            boolean stable, List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs) {
+        boolean any = h.getTotalCount() > 0;
+        double p99 = any ? h.getValueAtPercentile(99) / 1000.0 : Double.NaN;
+        boolean pass = any && p99 <= sloMs && attainment >= MIN_ATTAINMENT
+                && (!"open".equals(mode) || throughput >= MIN_THROUGHPUT_SHARE * offered);
+        return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput,
+                pct(h, 50), pct(h, 90), pct(h, 95), p99, pct(h, 99.9), any ? h.getMaxValue() / 1000.0 : Double.NaN,
+                any ? h.getMean() / 1000.0 : Double.NaN, sloMs, attainment, pass, stable, windows, meanBatch,
+                meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN);
+    }
+
+    private static double pct(Histogram h, double p) {
+        return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(p) / 1000.0;
+    }
+
+    private static List<double[]> cdf(Histogram h) {
+        List<double[]> out = new ArrayList<>();
+        if (h.getTotalCount() == 0) {
+            return out;
+        }
+        // Percentiles spaced evenly in "nines": 0, 10, 20, ... 90, 91, ... 99, 99.1, ... 99.99, 100.
+        for (int i = 0; i <= 90; i += 10) {
+            out.add(new double[] {i, h.getValueAtPercentile(Math.max(i, 0.0001)) / 1000.0});
+        }
+        for (int i = 91; i <= 99; i++) {
+            out.add(new double[] {i, h.getValueAtPercentile(i) / 1000.0});
+        }
+        for (double p = 99.1; p < 99.95; p += 0.1) {
+            out.add(new double[] {p, h.getValueAtPercentile(p) / 1000.0});
+        }
+        out.add(new double[] {99.99, h.getValueAtPercentile(99.99) / 1000.0});
+        out.add(new double[] {100, h.getMaxValue() / 1000.0});
+        return out;
+    }
+
+    /** A short console line. */
+    public String line() {
+        return String.format("%s %8.0f%s | answered %7.0f/s | p50 %7.2f p99 %8.2f ms | SLO %.0f ms: %5.1f%% | "
+                        + "batch %5.1f | %s%s%s",
+                mode.equals("open") ? "rate" : "outstanding", offered, mode.equals("open") ? "/s" : "",
+                throughput, p50, p99, sloMs, attainment * 100, Double.isNaN(meanBatch) ? 0.0 : meanBatch,
+                pass ? "PASS" : "FAIL", stable ? "" : " (unstable)",
+                lost > 0 ? " lost " + lost : "") + (errors > 0 ? " errors " + errors : "")
+                + (contended() ? String.format(" CONTENDED (other processes used %.1f cores)", otherCores) : "");
+    }
+}

@@ -1,0 +1,22 @@
+package io.flinkgpu.bench.load;
+
+/**
+ * A system under load. {@link #send} must not wait for the answer: the target reports every
+ * answer later through the {@link Completions} handed to {@link #begin}.
+ */
+public interface Target {
+    /** Called before a run (one rate point) starts; answers for earlier runs must be ignored from now on. */
+    void begin(int runId, Completions completions);
+
+    /** Sends request {@code seq} of the current run; may block (e.g. a full producer buffer). */
+    void send(int seq) throws Exception;
+
+    /** Where a target reports answers. Implementations are thread-safe. */
+    interface Completions {
+        /**
+         * Request {@code seq} was answered at {@code receivedNanos} (System.nanoTime). {@code batchSize},
+         * {@code queueMs} and {@code inferenceMs} are the server's timings, or 0/NaN when unknown.
+         */
+        void complete(int seq, long receivedNanos, boolean error, int batchSize, double queueMs, double inferenceMs);
+    }
+}

@@ -1,0 +1,355 @@
+package io.flinkgpu.bench.report;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.flinkgpu.bench.BenchmarkRunner;
+import io.flinkgpu.bench.BenchmarkRunner.ConfigResult;
+import io.flinkgpu.bench.BenchmarkRunner.ScenarioResult;
+import io.flinkgpu.bench.BenchmarkSettings;
+import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.sut.Ceiling;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The run's result file (JSON), report (Markdown + PNG plots) and, when published, summary.json. */
+public final class Report {
+    public static final String RESULT_FILE = "result.json";
+    public static final String REPORT_FILE = "report.md";
+    public static final String SUMMARY_FILE = "summary.json";
+
+    private Report() {}
+
+    public static ObjectMapper mapper() {
+        // NaN (e.g. no batch size for a per-record point) is written as the string "NaN": still valid JSON.
+        return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+                .registerModule(new com.fasterxml.jackson.databind.module.SimpleModule().addSerializer(
+                        java.time.Duration.class, com.fasterxml.jackson.databind.ser.std.ToStringSerializer.instance));
+    }
+
+    /** Writes result.json, report.md and the plots to {@code dir}; returns the result document. */
+    public static Map<String, Object> write(Path dir, String runId, BenchmarkSettings settings, String command,
+            String reproduce, Instant started, BenchmarkRunner runner, List<ScenarioResult> results,
+            Map<String, String> userOptions) throws IOException {
+        Files.createDirectories(dir);
+        List<Map<String, Object>> targets = Targets.evaluate(results, runId);
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("run_id", runId);
+        doc.put("mode", settings.mode());
+        doc.put("started", started.toString());
+        doc.put("finished", Instant.now().toString());
+        doc.put("command_line", command);
+        doc.put("reproduce", reproduce);
+        doc.put("machine", machine());
+        doc.put("versions", versions());
+        doc.put("settings", settings);
+        doc.put("user_options", userOptions);
+        doc.put("kafka_floor_closed_loop", runner.kafkaEcho);
+        List<Map<String, Object>> scenarios = new ArrayList<>();
+        for (ScenarioResult s : results) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", s.scenario.name());
+            m.put("model", s.scenario.model());
+            m.put("description", s.scenario.description());
+            m.put("slo_p99_ms", s.scenario.sloMs());
+            m.put("slo_rationale", s.scenario.sloRationale());
+            m.put("facts", s.scenario.facts());
+            m.put("ceiling", s.ceiling);
+            m.put("codec_per_request", s.codec);
+            Map<String, Object> configs = new LinkedHashMap<>();
+            for (ConfigResult r : s.configs.values()) {
+                Map<String, Object> c = new LinkedHashMap<>();
+                c.put("description", r.config.description());
+                c.put("role", r.config.role());
+                c.put("options", r.config.options());
+                c.put("goodput", r.goodput());
+                c.put("unloaded_closed_loop_1", r.unloaded);
+                c.put("sweep", r.sweep == null ? List.of() : r.sweep.points());
+                c.put("extra_points", r.extra);
+                c.put("failure", r.failure);
+                configs.put(r.config.name(), c);
+            }
+            m.put("configs", configs);
+            m.put("best_batching_config", s.best);
+            List<String> plots = Plots.write(s, dir);
+            m.put("plots", plots);
+            scenarios.add(m);
+        }
+        doc.put("scenarios", scenarios);
+        long points = 0;
+        long contended = 0;
+        for (ScenarioResult s : results) {
+            for (ConfigResult r : s.configs.values()) {
+                for (PointResult p : r.openPoints()) {
+                    points++;
+                    contended += p.contended() ? 1 : 0;
+                }
+            }
+        }
+        doc.put("load_points", points);
+        doc.put("contended_load_points", contended);
+        doc.put("targets", targets);
+        mapper().writeValue(dir.resolve(RESULT_FILE).toFile(), doc);
+        Files.writeString(dir.resolve(REPORT_FILE), markdown(doc, results, targets, runner));
+        return doc;
+    }
+
+    /** Copies the run's files to {@code publishDir/<mode>/} and writes {@code publishDir/summary.json}. */
+    public static void publish(Path runDir, Path publishDir, Map<String, Object> doc) throws IOException {
+        String mode = (String) doc.get("mode");
+        Path target = publishDir.resolve(mode);
+        Files.createDirectories(target);
+        try (var files = Files.list(runDir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.copy(f, target.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        publishSummary(publishDir, doc);
+    }
+
+    private static void publishSummary(Path publishDir, Map<String, Object> doc) throws IOException {
+        String mode = (String) doc.get("mode");
+        Map<String, Object> summary = new LinkedHashMap<>();
+        summary.put("generated_by", "io.flinkgpu.bench.BenchmarkMain (never edited by hand)");
+        summary.put("generated_at", Instant.now().toString());
+        summary.put("run_id", doc.get("run_id"));
+        summary.put("mode", mode);
+        Path result = publishDir.resolve(mode).resolve(RESULT_FILE).toAbsolutePath();
+        Path cwd = Path.of("").toAbsolutePath();
+        summary.put("result_file", (result.startsWith(cwd) ? cwd.relativize(result) : result).toString());
+        summary.put("reproduce", doc.get("reproduce"));
+        summary.put("machine", doc.get("machine"));
+        Object contended = doc.get("contended_load_points");
+        if (contended instanceof Number n && n.longValue() > 0) {
+            summary.put("warning", n + " of " + doc.get("load_points") + " load points ran while other processes used "
+                    + "more than " + PointResult.CONTENDED_OTHER_CORES + " cores: these numbers understate the "
+                    + "system; rerun on an idle machine");
+        }
+        summary.put("targets", doc.get("targets"));
+        mapper().writeValue(publishDir.resolve(SUMMARY_FILE).toFile(), summary);
+    }
+
+    /**
+     * Publishes an earlier run from its result.json (e.g. to add the contention count to a
+     * result written before it existed), recounting contended points from the file itself.
+     */
+    @SuppressWarnings("unchecked")
+    public static void republish(Path runDir, Path publishDir) throws IOException {
+        Map<String, Object> doc = mapper().readValue(runDir.resolve(RESULT_FILE).toFile(), Map.class);
+        long points = 0;
+        long contended = 0;
+        for (Object s : (List<Object>) doc.get("scenarios")) {
+            for (Object c : ((Map<String, Object>) ((Map<String, Object>) s).get("configs")).values()) {
+                Map<String, Object> config = (Map<String, Object>) c;
+                List<Object> all = new ArrayList<>((List<Object>) config.get("sweep"));
+                all.addAll(((Map<String, Object>) config.get("extra_points")).values());
+                for (Object p : all) {
+                    points++;
+                    Object other = ((Map<String, Object>) p).get("otherCores");
+                    if (other instanceof Number n && n.doubleValue() > PointResult.CONTENDED_OTHER_CORES) {
+                        contended++;
+                    }
+                }
+            }
+        }
+        doc.put("load_points", points);
+        doc.put("contended_load_points", contended);
+        Path target = publishDir.resolve((String) doc.get("mode"));
+        if (!target.toAbsolutePath().normalize().equals(runDir.toAbsolutePath().normalize())) {
+            publish(runDir, publishDir, doc);
+        } else {
+            publishSummary(publishDir, doc);
+        }
+    }
+
+    static Map<String, Object> machine() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("nproc", Runtime.getRuntime().availableProcessors());
+        try {
+            var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+            m.put("memory_bytes", os.getTotalMemorySize());
+        } catch (ClassCastException e) {
+            m.put("memory_bytes", null);
+        }
+        m.put("max_heap_bytes", Runtime.getRuntime().maxMemory());
+        m.put("cpu", cpuModel());
+        m.put("java_version", System.getProperty("java.version"));
+        m.put("java_vendor", System.getProperty("java.vendor"));
+        m.put("jvm_args", ManagementFactory.getRuntimeMXBean().getInputArguments());
+        m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                + System.getProperty("os.arch"));
+        return m;
+    }
+
+    private static String cpuModel() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) {
+                    return line.substring(line.indexOf(':') + 1).trim();
+                }
+            }
+        } catch (IOException e) {
+            // not Linux
+        }
+        return "unknown";
+    }
+
+    static Map<String, Object> versions() {
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("flink", org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
+        v.put("kafka_clients", org.apache.kafka.common.utils.AppInfoParser.getVersion());
+        try {
+            v.put("onnxruntime", ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion());
+        } catch (Exception | LinkageError e) {
+            v.put("onnxruntime", "unavailable: " + e);
+        }
+        String project = Report.class.getPackage().getImplementationVersion();
+        v.put("project", project == null ? "0.1.0-SNAPSHOT" : project);
+        v.put("git", git("describe", "--always", "--dirty"));
+        return v;
+    }
+
+    /** The working tree's commit (with "-dirty" when it has uncommitted changes), or "unknown". */
+    static String git(String... args) {
+        try {
+            String[] cmd = new String[args.length + 1];
+            cmd[0] = "git";
+            System.arraycopy(args, 0, cmd, 1, args.length);
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+            return p.waitFor() == 0 ? out : "unknown";
+        } catch (IOException | InterruptedException e) {
+            return "unknown";
+        }
+    }
+
+    private static String f(double v, int digits) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) {
+            return "-";
+        }
+        return String.format(Locale.ROOT, "%." + digits + "f", v);
+    }
+
+    @SuppressWarnings("unchecked")
+    static String markdown(Map<String, Object> doc, List<ScenarioResult> results, List<Map<String, Object>> targets,
+            BenchmarkRunner runner) {
+        StringBuilder md = new StringBuilder();
+        Map<String, Object> machine = (Map<String, Object>) doc.get("machine");
+        md.append("# Benchmark run ").append(doc.get("run_id")).append(" (").append(doc.get("mode")).append(" mode)\n\n");
+        md.append("Reproduce: `").append(doc.get("reproduce")).append("`\n\n");
+        md.append("Machine: ").append(machine.get("nproc")).append(" CPUs (").append(machine.get("cpu")).append("), ")
+                .append(f(((Number) machine.get("memory_bytes")).doubleValue() / (1L << 30), 1)).append(" GiB, Java ")
+                .append(machine.get("java_version")).append(", ").append(machine.get("os")).append(". Versions: ")
+                .append(doc.get("versions")).append(". Everything (Kafka broker, Flink MiniCluster, load generator) "
+                        + "runs in one JVM on this machine.\n\n");
+        if (runner.kafkaEcho != null) {
+            md.append("Kafka floor (produce -> consume on one topic, one request at a time): p50 ")
+                    .append(f(runner.kafkaEcho.p50(), 2)).append(" ms, p99 ").append(f(runner.kafkaEcho.p99(), 2))
+                    .append(" ms. The job's path has two such hops.\n\n");
+        }
+        long contended = 0;
+        long points = 0;
+        for (ScenarioResult s : results) {
+            for (ConfigResult r : s.configs.values()) {
+                for (PointResult p : r.openPoints()) {
+                    points++;
+                    contended += p.contended() ? 1 : 0;
+                }
+            }
+        }
+        md.append("Contention: ").append(contended).append(" of ").append(points).append(" load points ran while other "
+                + "processes used more than ").append(PointResult.CONTENDED_OTHER_CORES).append(" cores (marked "
+                + "**contended** below; their numbers understate what this machine can do).\n\n");
+        for (ScenarioResult s : results) {
+            md.append("## ").append(s.scenario.name()).append("\n\n").append(s.scenario.description()).append(".\n\n");
+            md.append("SLO: p99 <= ").append(f(s.scenario.sloMs(), 0)).append(" ms end to end. ")
+                    .append(s.scenario.sloRationale()).append("\n\n");
+            if (!s.ceiling.isEmpty()) {
+                md.append("### Ceiling (in-process, 1 intra-op thread)\n\n");
+                md.append("| batch | raw ONNX Runtime samples/s | batch p50 ms | via OnnxModel.run samples/s | "
+                        + "OnnxModel / raw |\n|---:|---:|---:|---:|---:|\n");
+                for (Ceiling.Point p : s.ceiling) {
+                    if (!p.path().equals("raw")) {
+                        continue;
+                    }
+                    Ceiling.Point lib = null;
+                    for (Ceiling.Point q : s.ceiling) {
+                        if (q.path().equals("onnxmodel") && q.batch() == p.batch()) {
+                            lib = q;
+                        }
+                    }
+                    md.append("| ").append(p.batch()).append(" | ").append(f(p.samplesPerSecond(), 0)).append(" | ")
+                            .append(f(p.p50Ms(), 3)).append(" | ")
+                            .append(lib == null ? "-" : f(lib.samplesPerSecond(), 0)).append(" | ")
+                            .append(lib == null ? "-" : f(lib.samplesPerSecond() / p.samplesPerSecond(), 2))
+                            .append(p.contended() ? " **contended**" : "").append(" |\n");
+                }
+                md.append("\nCodec cost per request (in-process): ").append(s.codec).append("\n\n");
+            }
+            md.append("### Configurations\n\n");
+            md.append("| configuration | goodput req/s | p50 / p99 ms at goodput | attainment | mean batch | "
+                    + "queue / inference ms | unloaded p50 / p99 ms |\n|---|---:|---:|---:|---:|---:|---:|\n");
+            for (ConfigResult r : s.configs.values()) {
+                PointResult g = r.sweep == null ? null : r.sweep.atGoodput();
+                md.append("| ").append(r.config.name()).append(r.config.name().equals(s.best) ? " **(best)**" : "")
+                        .append(" | ").append(f(r.goodput(), 0)).append(" | ")
+                        .append(g == null ? "-" : f(g.p50(), 2) + " / " + f(g.p99(), 2)).append(" | ")
+                        .append(g == null ? "-" : f(100 * g.attainment(), 2) + "%").append(" | ")
+                        .append(g == null ? "-" : f(g.meanBatch(), 1)).append(" | ")
+                        .append(g == null ? "-" : f(g.meanQueueMs(), 2) + " / " + f(g.meanInferenceMs(), 2))
+                        .append(" | ")
+                        .append(r.unloaded == null ? "-" : f(r.unloaded.p50(), 2) + " / " + f(r.unloaded.p99(), 2))
+                        .append(" |\n");
+            }
+            md.append("\n");
+            for (ConfigResult r : s.configs.values()) {
+                md.append("- `").append(r.config.name()).append("`: ").append(r.config.description());
+                if (r.failure != null) {
+                    md.append(" — **failed**: ").append(r.failure);
+                }
+                md.append("\n");
+            }
+            md.append("\n### Every point\n\n| configuration | offered/s | answered/s | p50 | p99 | p99.9 | max | "
+                    + "attainment | mean batch | queue ms | inference ms | stable | pass | CPU bench / other |\n"
+                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|\n");
+            for (ConfigResult r : s.configs.values()) {
+                for (PointResult p : r.openPoints()) {
+                    md.append("| ").append(r.config.name()).append(" | ").append(f(p.offered(), 0)).append(" | ")
+                            .append(f(p.throughput(), 0)).append(" | ").append(f(p.p50(), 2)).append(" | ")
+                            .append(f(p.p99(), 2)).append(" | ").append(f(p.p999(), 2)).append(" | ")
+                            .append(f(p.max(), 1)).append(" | ").append(f(100 * p.attainment(), 2)).append("% | ")
+                            .append(f(p.meanBatch(), 1)).append(" | ").append(f(p.meanQueueMs(), 2)).append(" | ")
+                            .append(f(p.meanInferenceMs(), 2)).append(" | ").append(p.stable() ? "yes" : "no")
+                            .append(" | ").append(p.pass() ? "yes" : "**no**").append(" | ")
+                            .append(f(p.benchmarkCores(), 2)).append(" / ").append(f(p.otherCores(), 2))
+                            .append(p.contended() ? " **contended**" : "").append(" |\n");
+                }
+            }
+            md.append("\n### Plots\n\n");
+            for (String plot : Plots.files(s)) {
+                md.append("![").append(plot).append("](").append(plot).append(")\n\n");
+            }
+        }
+        md.append("## Targets\n\n| scenario | target | configuration | measured | goal | pass | detail |\n"
+                + "|---|---|---|---:|---|---|---|\n");
+        for (Map<String, Object> t : targets) {
+            Object m = t.get("measured");
+            Object pass = t.get("pass");
+            md.append("| ").append(t.get("scenario")).append(" | ").append(t.get("target")).append(" | ")
+                    .append(t.getOrDefault("config", "-")).append(" | ")
+                    .append(m instanceof Number n ? f(n.doubleValue(), 3) : "-").append(" | ")
+                    .append(t.get("goal") == null ? "-" : t.get("goal")).append(" | ")
+                    .append(pass == null ? "n/a" : ((Boolean) pass ? "yes" : "**no**")).append(" | ")
+                    .append(t.getOrDefault("detail", "")).append(" |\n");
+        }
+        return md.toString();
+    }
+}

@@ -1,0 +1,192 @@
+package io.flinkgpu.bench.sut;
+
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.job.InferenceJob;
+import io.flinkgpu.job.InferenceJobOptions;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.datastream.AsyncDataStream;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.async.ResultFuture;
+import org.apache.flink.streaming.api.functions.async.RichAsyncFunction;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * Starts the systems under test in a local (MiniCluster) environment, each reading its own
+ * requests topic and writing its own responses topic on the embedded broker.
+ */
+public final class Deployments {
+    private Deployments() {}
+
+    public enum Kind { JOB, FLINK_MAP, FLINK_ASYNC }
+
+    /**
+     * Starts {@code kind} with {@code config} (bootstrap servers, topics, model repository and any
+     * {@code -D} option already set in it).
+     */
+    public static JobClient start(Kind kind, Configuration config, String modelFile, String name) throws Exception {
+        Configuration c = new Configuration(config);
+        c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                Files.createTempDirectory("bench-checkpoints").toUri().toString());
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(c);
+        env.setParallelism(1);
+        if (kind == Kind.JOB) {
+            InferenceJob.build(env, c);
+        } else {
+            perRecord(env, c, modelFile, kind == Kind.FLINK_ASYNC);
+        }
+        return env.executeAsync(name);
+    }
+
+    /**
+     * Kafka -> per-record ONNX Runtime -> Kafka, with the job's own state backend, checkpoint
+     * interval and buffer timeout so that the only difference is how inference is called.
+     */
+    static void perRecord(StreamExecutionEnvironment env, Configuration c, String modelFile, boolean async) {
+        Configuration state = new Configuration();
+        state.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        env.configure(state);
+        env.setBufferTimeout(c.get(InferenceJobOptions.BUFFER_TIMEOUT).toMillis());
+        long interval = c.get(InferenceJobOptions.CHECKPOINT_INTERVAL).toMillis();
+        if (interval > 0) {
+            env.enableCheckpointing(interval);
+        }
+        String bootstrap = c.get(InferenceJobOptions.BOOTSTRAP_SERVERS);
+        KafkaSource<byte[]> source = KafkaSource.<byte[]>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(c.get(InferenceJobOptions.REQUESTS_TOPIC))
+                .setGroupId(c.get(InferenceJobOptions.GROUP_ID))
+                .setStartingOffsets(OffsetsInitializer.earliest())
+                .setDeserializer(new ValueDeserializer())
+                .build();
+        DataStream<byte[]> in = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka requests");
+        TypeInformation<Tuple2<byte[], byte[]>> type = Types.TUPLE(PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
+        PerRecordInference inference = new PerRecordInference(modelFile);
+        DataStream<Tuple2<byte[], byte[]>> out = async
+                ? AsyncDataStream.unorderedWait(in, new AsyncInference(inference,
+                        c.get(GpuInferenceOptions.EXECUTION_THREADS)), 30, TimeUnit.SECONDS, 100).returns(type)
+                        .name("Async I/O ONNX Runtime per record")
+                : in.map(new MapInference(inference)).returns(type).name("Map ONNX Runtime per record");
+        String responses = c.get(InferenceJobOptions.RESPONSES_TOPIC);
+        Properties producer = new Properties();
+        producer.setProperty("linger.ms", "2");
+        out.sinkTo(KafkaSink.<Tuple2<byte[], byte[]>>builder()
+                .setBootstrapServers(bootstrap)
+                .setKafkaProducerConfig(producer)
+                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .setRecordSerializer((KafkaRecordSerializationSchema<Tuple2<byte[], byte[]>>) (r, ctx, ts) ->
+                        new ProducerRecord<>(responses, r.f0, r.f1))
+                .build()).name("Kafka responses");
+    }
+
+    static final class ValueDeserializer implements KafkaRecordDeserializationSchema<byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<byte[]> out) {
+            out.collect(record.value());
+        }
+
+        @Override
+        public TypeInformation<byte[]> getProducedType() {
+            return PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
+        }
+    }
+
+    static final class MapInference extends RichMapFunction<byte[], Tuple2<byte[], byte[]>> {
+        private static final long serialVersionUID = 1L;
+        private final PerRecordInference inference;
+
+        MapInference(PerRecordInference inference) {
+            this.inference = inference;
+        }
+
+        @Override
+        public void open(OpenContext context) throws Exception {
+            inference.open();
+        }
+
+        @Override
+        public Tuple2<byte[], byte[]> map(byte[] value) throws Exception {
+            return inference.process(value);
+        }
+
+        @Override
+        public void close() throws Exception {
+            inference.close();
+        }
+    }
+
+    static final class AsyncInference extends RichAsyncFunction<byte[], Tuple2<byte[], byte[]>> {
+        private static final long serialVersionUID = 1L;
+        private final PerRecordInference inference;
+        private final int threads;
+        private transient ExecutorService executor;
+
+        AsyncInference(PerRecordInference inference, int threads) {
+            this.inference = inference;
+            this.threads = threads;
+        }
+
+        @Override
+        public void open(OpenContext context) throws Exception {
+            inference.open();
+            executor = Executors.newFixedThreadPool(threads);
+        }
+
+        @Override
+        public void asyncInvoke(byte[] input, ResultFuture<Tuple2<byte[], byte[]>> result) {
+            executor.execute(() -> {
+                try {
+                    result.complete(Collections.singleton(inference.process(input)));
+                } catch (Exception e) {
+                    result.completeExceptionally(e);
+                }
+            });
+        }
+
+        @Override
+        public void close() throws Exception {
+            executor.shutdownNow();
+            inference.close();
+        }
+    }
+
+    /** The {@code -D} options of a configuration, applied over {@code base}. */
+    public static Configuration with(Configuration base, Map<String, String> options) {
+        Configuration c = new Configuration(base);
+        c.addAll(Configuration.fromMap(options));
+        return c;
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

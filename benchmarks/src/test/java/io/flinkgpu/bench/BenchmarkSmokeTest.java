@@ -1,0 +1,57 @@
+package io.flinkgpu.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * A tiny end-to-end run (embedded Kafka, MiniCluster, the image scenario, seconds per point):
+ * checks that the harness completes and writes well-formed results, never how fast anything is.
+ */
+class BenchmarkSmokeTest {
+    @Test
+    void aTinyRunWritesItsResultReportPlotsAndSummary(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("run");
+        Path publish = dir.resolve("published");
+        int exit = new CommandLine(new BenchmarkMain()).execute("--mode=smoke", "--scenarios=image",
+                "--configs=ceiling,job-batching-off,job-batching-default", "--out=" + out, "--publish=" + publish);
+        assertThat(exit).isZero();
+
+        JsonNode result = new ObjectMapper().readTree(out.resolve("result.json").toFile());
+        assertThat(result.path("mode").asText()).isEqualTo("smoke");
+        assertThat(result.path("machine").path("nproc").asInt()).isPositive();
+        assertThat(result.path("machine").path("java_version").asText()).isNotEmpty();
+        assertThat(result.path("versions").path("flink").asText()).isNotEmpty();
+        assertThat(result.path("command_line").asText()).contains("--mode=smoke");
+        JsonNode image = result.path("scenarios").get(0);
+        assertThat(image.path("name").asText()).isEqualTo("image");
+        assertThat(image.path("ceiling")).isNotEmpty();
+        JsonNode batching = image.path("configs").path("job-batching-default");
+        assertThat(batching.path("failure").isNull()).isTrue();
+        assertThat(batching.path("sweep")).isNotEmpty();
+        assertThat(batching.path("sweep").get(0).path("p99").isNumber()).isTrue();
+        assertThat(result.path("targets")).isNotEmpty();
+
+        String report = Files.readString(out.resolve("report.md"));
+        assertThat(report).contains("## image", "| configuration |", "job-batching-default", "## Targets");
+        for (String png : new String[] {"image-throughput.png", "image-latency-p50.png", "image-latency-p99.png"}) {
+            byte[] bytes = Files.readAllBytes(out.resolve(png));
+            assertThat(bytes).startsWith(0x89, 'P', 'N', 'G');
+            assertThat(report).contains("](" + png + ")");
+        }
+
+        JsonNode summary = new ObjectMapper().readTree(publish.resolve("summary.json").toFile());
+        assertThat(summary.path("run_id").asText()).isEqualTo(result.path("run_id").asText());
+        assertThat(summary.path("targets")).isNotEmpty();
+        for (JsonNode t : summary.path("targets")) {
+            assertThat(t.has("target") && t.has("measured") && t.has("goal") && t.has("pass")).isTrue();
+        }
+        assertThat(publish.resolve("smoke").resolve("result.json")).exists();
+    }
+}

@@ -1,0 +1,170 @@
+package io.flinkgpu.bench.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The driver against in-memory targets: latency is counted from the intended send time, so a
+ * stall anywhere (in the system or in the sender itself) shows in the tail instead of being
+ * hidden by requests that were simply sent later.
+ */
+class LoadDriverTest {
+    static final RunSpec SPEC = new RunSpec(Duration.ofMillis(200), Duration.ofMillis(400), 3, 3,
+            Duration.ofSeconds(2), 0.5);
+
+    private final ScheduledExecutorService server = Executors.newSingleThreadScheduledExecutor();
+
+    @AfterEach
+    void stop() {
+        server.shutdownNow();
+    }
+
+    /** Answers every request after {@code serviceMillis}. */
+    final class DelayTarget implements Target {
+        final long serviceMillis;
+        volatile Completions completions;
+
+        DelayTarget(long serviceMillis) {
+            this.serviceMillis = serviceMillis;
+        }
+
+        @Override
+        public void begin(int runId, Completions c) {
+            completions = c;
+        }
+
+        @Override
+        public void send(int seq) {
+            Completions c = completions;
+            server.schedule(() -> c.complete(seq, System.nanoTime(), false, 1, 0, 0), serviceMillis,
+                    TimeUnit.MILLISECONDS);
+        }
+    }
+
+    @Test
+    void aFastSystemMeetsItsSloAndAnswersTheOfferedRate() throws Exception {
+        // A generous SLO: CI machines may be busy; only a stall of seconds would fail this.
+        PointResult p = LoadDriver.openLoop(new DelayTarget(1), 1, 500, SPEC, 2000, 7, null);
+        assertThat(p.mode()).isEqualTo("open");
+        assertThat(p.lost()).isZero();
+        assertThat(p.sent()).isBetween(450L, 750L); // ~600 expected in 1.2 s
+        assertThat(p.p50()).isBetween(0.9, 1000.0);
+        assertThat(p.attainment()).isGreaterThan(0.99);
+        assertThat(p.throughput()).isBetween(350.0, 650.0);
+        assertThat(p.pass()).isTrue();
+        assertThat(p.cdf()).isNotEmpty();
+    }
+
+    @Test
+    void aStalledSenderShowsUpInTheTail() throws Exception {
+        // The target blocks the sender once for 300 ms (e.g. a full producer buffer). With latency
+        // counted from the actual send time, only that one request would look slow; counted from
+        // the intended time, every request scheduled during the stall waited too.
+        AtomicBoolean stalled = new AtomicBoolean();
+        DelayTarget inner = new DelayTarget(1);
+        Target stalling = new Target() {
+            @Override
+            public void begin(int runId, Completions c) {
+                inner.begin(runId, c);
+            }
+
+            @Override
+            public void send(int seq) throws Exception {
+                if (seq == 300 && stalled.compareAndSet(false, true)) {
+                    Thread.sleep(300);
+                }
+                inner.send(seq);
+            }
+        };
+        PointResult p = LoadDriver.openLoop(stalling, 1, 1000, SPEC, 50, 7, null);
+        // ~300 of ~1200 measured requests were due during the stall: latencies up to 300 ms.
+        assertThat(p.max()).isGreaterThan(250);
+        assertThat(p.p90()).isGreaterThan(50);
+        assertThat(p.attainment()).isLessThan(0.9);
+        assertThat(p.pass()).isFalse();
+    }
+
+    @Test
+    void aStalledConsumerShowsUpInTheTail() throws Exception {
+        // The system stops answering for 300 ms, then answers everything it holds.
+        long stallStart = System.nanoTime() + 600_000_000L;
+        long stallEnd = stallStart + 300_000_000L;
+        Target target = new Target() {
+            volatile Completions completions;
+
+            @Override
+            public void begin(int runId, Completions c) {
+                completions = c;
+            }
+
+            @Override
+            public void send(int seq) {
+                Completions c = completions;
+                long now = System.nanoTime();
+                long delay = now >= stallStart && now < stallEnd ? stallEnd - now : 1_000_000L;
+                server.schedule(() -> c.complete(seq, System.nanoTime(), false, 1, 0, 0), delay,
+                        TimeUnit.NANOSECONDS);
+            }
+        };
+        PointResult p = LoadDriver.openLoop(target, 1, 1000, SPEC, 50, 3, null);
+        assertThat(p.max()).isGreaterThan(250);
+        assertThat(p.p90()).isGreaterThan(50);
+        assertThat(p.pass()).isFalse();
+    }
+
+    @Test
+    void unansweredRequestsAreLostAndMissTheSlo() throws Exception {
+        Target blackHole = new Target() {
+            @Override
+            public void begin(int runId, Completions c) {}
+
+            @Override
+            public void send(int seq) {}
+        };
+        RunSpec quickDrain = new RunSpec(Duration.ofMillis(100), Duration.ofMillis(200), 3, 3,
+                Duration.ofMillis(100), 0.5);
+        PointResult p = LoadDriver.openLoop(blackHole, 1, 200, quickDrain, 50, 3, null);
+        assertThat(p.lost()).isEqualTo(p.sent()).isPositive();
+        assertThat(p.attainment()).isZero();
+        assertThat(p.throughput()).isZero();
+        assertThat(p.pass()).isFalse();
+    }
+
+    @Test
+    void closedLoopKeepsTheGivenNumberOutstanding() throws Exception {
+        PointResult p = LoadDriver.closedLoop(new DelayTarget(10), 1, 2, SPEC, 50, null);
+        assertThat(p.mode()).isEqualTo("closed");
+        // 2 outstanding, >= 10 ms each: at most ~200 answers/s (fewer on a busy machine).
+        assertThat(p.throughput()).isBetween(5.0, 210.0);
+        assertThat(p.p50()).isGreaterThanOrEqualTo(9.0);
+    }
+
+    @Test
+    void warmUpRequestsAndDuplicatesAreExcluded() {
+        long start = 1_000_000_000L;
+        PointRecorder r = new PointRecorder(10, start + 100, 1000, 3, 10);
+        r.sending(0, start); // warm-up
+        r.sending(1, start + 200);
+        r.complete(0, start + 5_000_000, false, 1, 0, 0);
+        r.complete(1, start + 1_200, false, 1, 0, 0);
+        r.complete(1, start + 1_300, false, 1, 0, 0); // duplicate
+        PointResult p = r.finish("open", 1, 3, start + 3_000, 10, 0.1);
+        assertThat(p.sent()).isEqualTo(1);
+        assertThat(p.answered()).isEqualTo(1);
+        assertThat(p.duplicates()).isEqualTo(1);
+    }
+
+    @Test
+    void stabilityNeedsThreeWindowsWithinTolerance() {
+        assertThat(PointRecorder.isStable(new long[] {50, 100, 105, 98}, 4, 0.1)).isTrue();
+        assertThat(PointRecorder.isStable(new long[] {100, 100, 140, 98}, 4, 0.1)).isFalse();
+        assertThat(PointRecorder.isStable(new long[] {100, 100}, 2, 0.1)).isFalse();
+    }
+}
