@@ -13,7 +13,10 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Properties;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -23,6 +26,7 @@ import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -37,7 +41,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * <pre>
  *   Kafka requests -> parse &amp; validate -(invalid)-> Kafka dead-letter (+ error response)
  *                          |
- *                  partition by model
+ *                  partition by model (or by the coordinator's plan from the control topic)
  *                          |
  *                 GPU inference (dynamic batching)  -> Kafka responses
  * </pre>
@@ -50,6 +54,10 @@ public final class InferenceJob {
     public static final String UID_INFERENCE = GpuInference.DEFAULT_UID;
     public static final String UID_RESPONSE_SINK = "kafka-responses";
     public static final String UID_DEAD_LETTER_SINK = "kafka-dead-letter";
+    // only with inference.kafka.control-topic set
+    public static final String UID_CONTROL_SOURCE = "kafka-control";
+    public static final String UID_PLAN_ROUTER = "plan-router";
+    public static final String UID_ROUTED = "routed-requests";
 
     private InferenceJob() {}
 
@@ -76,10 +84,16 @@ public final class InferenceJob {
                 .uid(UID_PARSER)
                 .name("Parse & validate");
 
-        DataStream<InferenceRequest> routed = requests
-                .partitionCustom(new ModelPartitioner(), InferenceRequest::modelName);
-
         int parallelism = config.get(InferenceJobOptions.PARALLELISM);
+        String controlTopic = config.get(InferenceJobOptions.CONTROL_TOPIC);
+        // One inference subtask needs no routing: a forward edge lets Flink chain parsing and
+        // inference, so requests are not serialized between them.
+        boolean single = parallelism == 1 && requests.getParallelism() == 1;
+        DataStream<InferenceRequest> routed = controlTopic.isEmpty()
+                ? (single ? requests : requests.partitionCustom(new ModelPartitioner(), InferenceRequest::modelName))
+                : routeByPlan(env, requests, bootstrap, controlTopic, config.get(InferenceJobOptions.GROUP_ID),
+                        parallelism);
+
         SingleOutputStreamOperator<InferenceResponse> responses = GpuInference.builder()
                 .configuration(config)
                 .build()
@@ -119,6 +133,52 @@ public final class InferenceJob {
                         .build())
                 .uid(UID_DEAD_LETTER_SINK)
                 .name("Kafka dead letters");
+    }
+
+    /**
+     * The coordinator's routing: plans from the control topic, broadcast to a router that picks each
+     * request's inference subtask (weighted by the plan, else by model hash), then on to that subtask.
+     */
+    private static DataStream<InferenceRequest> routeByPlan(StreamExecutionEnvironment env,
+            DataStream<InferenceRequest> requests, String bootstrap, String controlTopic, String groupId,
+            int parallelism) {
+        KafkaSource<byte[]> controlSource = KafkaSource.<byte[]>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(controlTopic)
+                .setGroupId(groupId + "-control")
+                // every plan from the start: the router keeps the newest epoch
+                .setStartingOffsets(OffsetsInitializer.earliest())
+                .setDeserializer(new ControlRecordDeserializer())
+                .build();
+        BroadcastStream<byte[]> plans = env.fromSource(controlSource, WatermarkStrategy.noWatermarks(), "Kafka control")
+                .uid(UID_CONTROL_SOURCE)
+                .setParallelism(1)
+                .broadcast(PlanRouter.PLAN_STATE);
+        TypeInformation<Tuple2<Integer, InferenceRequest>> targeted = Types.TUPLE(Types.INT, InferenceTypes.REQUEST);
+        return requests.connect(plans)
+                .process(new PlanRouter(parallelism), targeted)
+                .uid(UID_PLAN_ROUTER)
+                .name("Plan router")
+                .partitionCustom(new PlanRouter.TargetPartitioner(), new PlanRouter.Target())
+                .map(new PlanRouter.Unwrap(), InferenceTypes.REQUEST)
+                .uid(UID_ROUTED)
+                .name("Routed requests")
+                .setParallelism(parallelism);
+    }
+
+    /** Control records as raw bytes; the router validates them, so nothing here can fail. */
+    static final class ControlRecordDeserializer implements KafkaRecordDeserializationSchema<byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<byte[]> out) {
+            out.collect(record.value() == null ? new byte[0] : record.value());
+        }
+
+        @Override
+        public TypeInformation<byte[]> getProducedType() {
+            return PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
+        }
     }
 
     /** RocksDB and periodic checkpoints unless the cluster configuration says otherwise. */

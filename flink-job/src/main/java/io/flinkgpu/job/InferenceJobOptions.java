@@ -31,6 +31,12 @@ public final class InferenceJobOptions {
             .withDescription("Topic for records that are not valid requests: the original bytes, where they came "
                     + "from, and the reason.");
 
+    public static final ConfigOption<String> CONTROL_TOPIC = ConfigOptions.key("inference.kafka.control-topic")
+            .stringType()
+            .defaultValue("")
+            .withDescription("Topic of the scheduler coordinator's plans (routing table and commands), read as a "
+                    + "broadcast stream from the earliest offset; empty: off, requests are routed by model hash.");
+
     public static final ConfigOption<String> GROUP_ID = ConfigOptions.key("inference.kafka.group-id")
             .stringType()
             .defaultValue("flink-gpu-inference")

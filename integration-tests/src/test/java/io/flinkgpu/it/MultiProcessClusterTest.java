@@ -307,6 +307,17 @@ class MultiProcessClusterTest {
                 if (detectedAt < 0 && !state.equals("RUNNING")) {
                     detectedAt = System.currentTimeMillis();
                 }
+                if (detectedAt < 0) { // the restart may have been quicker than this loop's polling
+                    try {
+                        long failed = cluster.lastFailureMillis(job);
+                        if (failed >= killAt) {
+                            detectedAt = failed;
+                            states.add((failed - killAt) + "ms FAILED (exception history)");
+                        }
+                    } catch (java.io.IOException e) {
+                        // the JobManager is busy restarting: ask again
+                    }
+                }
                 if (detectedAt >= 0 && state.equals("RUNNING")) {
                     recoveredAt = System.currentTimeMillis();
                     break;

@@ -228,6 +228,18 @@ final class StandaloneCluster implements AutoCloseable {
         return "RUNNING";
     }
 
+    /**
+     * When the job last failed (epoch millis, from its exception history), or -1. A restart can be
+     * over before anyone polls the job's state; the history keeps the failure.
+     */
+    long lastFailureMillis(String jobId) throws IOException, InterruptedException {
+        long last = -1;
+        for (JsonNode entry : get("/jobs/" + jobId + "/exceptions").path("exceptionHistory").path("entries")) {
+            last = Math.max(last, entry.path("timestamp").asLong(-1));
+        }
+        return last;
+    }
+
     void awaitJob(String jobId, Predicate<String> state, Duration timeout) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "?";

@@ -1,0 +1,123 @@
+package io.flinkgpu.inference.routing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
+
+class ControlMessageCodecTest {
+    static ControlMessage plan(long epoch) {
+        return ControlMessage.of(epoch, 1_700_000_000_000L, 4,
+                List.of(new ModelRoute("fashion-mnist-cnn", List.of(new RouteTarget(0, 3), new RouteTarget(2, 1)),
+                                "replicated: 1.6 device-s/s over 2 devices"),
+                        new ModelRoute("tiny", List.of(new RouteTarget(1, 1)), "cold: co-located")),
+                List.of(new SubtaskCommand(2, SubtaskCommand.Action.LOAD, "fashion-mnist-cnn", null, "replica for load"),
+                        new SubtaskCommand(3, SubtaskCommand.Action.UNLOAD, "tiny", "1", "moved to subtask 1")),
+                "load step on fashion-mnist-cnn");
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void roundTripsEveryFieldAsSnakeCaseJson() throws Exception {
+        ControlMessage plan = plan(7);
+        byte[] bytes = ControlMessageCodec.encode(plan);
+        String json = new String(bytes, StandardCharsets.UTF_8);
+        assertThat(json).contains("\"schema_version\":1", "\"epoch\":7", "\"issued_at_millis\"", "\"targets\"",
+                "\"action\":\"LOAD\"");
+        assertThat(ControlMessageCodec.decode(bytes)).isEqualTo(plan);
+    }
+
+    @Test
+    void ignoresUnknownFieldsSoNewerCoordinatorsCanAddThem() throws Exception {
+        ControlMessage m = ControlMessageCodec.decode(utf8("{\"schema_version\":1,\"epoch\":3,\"future\":{\"x\":1},"
+                + "\"routes\":[{\"model\":\"a\",\"targets\":[{\"subtask\":0,\"weight\":1,\"gpu\":\"x\"}]}]}"));
+        assertThat(m.epoch()).isEqualTo(3);
+        assertThat(m.route("a")).isPresent();
+        assertThat(m.commands()).isEmpty();
+    }
+
+    @Test
+    void refusesRecordsThatCannotBeAppliedWithAReason() {
+        String[][] cases = {
+            {"", "empty"},
+            {"{", "malformed"},
+            {"[1,2]", "malformed"},
+            {"null", "null"},
+            {"{\"schema_version\":1}", "malformed"},
+            {"{\"epoch\":5}", "malformed"},
+            {"{\"schema_version\":2,\"epoch\":5}", "unsupported schema_version 2"},
+            {"{\"schema_version\":1,\"epoch\":0}", "epoch must be at least 1"},
+            {"{\"schema_version\":1,\"epoch\":1,\"parallelism\":-1}", "parallelism"},
+            {"{\"schema_version\":1,\"epoch\":1,\"routes\":[{\"model\":\"a\",\"targets\":[]}]}", "no targets"},
+            {"{\"schema_version\":1,\"epoch\":1,\"routes\":[{\"targets\":[{\"subtask\":0,\"weight\":1}]}]}",
+                "route model is missing"},
+            {"{\"schema_version\":1,\"epoch\":1,\"parallelism\":2,\"routes\":[{\"model\":\"a\",\"targets\":"
+                    + "[{\"subtask\":2,\"weight\":1}]}]}", "subtask 2 is outside"},
+            {"{\"schema_version\":1,\"epoch\":1,\"routes\":[{\"model\":\"a\",\"targets\":"
+                    + "[{\"subtask\":0,\"weight\":0}]}]}", "positive and finite"},
+            {"{\"schema_version\":1,\"epoch\":1,\"routes\":[{\"model\":\"a\",\"targets\":"
+                    + "[{\"subtask\":0,\"weight\":1},{\"subtask\":0,\"weight\":1}]}]}", "twice"},
+            {"{\"schema_version\":1,\"epoch\":1,\"routes\":[{\"model\":\"a\",\"targets\":[{\"subtask\":0,\"weight\":1}]},"
+                    + "{\"model\":\"a\",\"targets\":[{\"subtask\":1,\"weight\":1}]}]}", "routed twice"},
+            {"{\"schema_version\":1,\"epoch\":1,\"routes\":[{\"model\":\"a\",\"targets\":[{\"weight\":1}]}]}",
+                "malformed"},
+            {"{\"schema_version\":1,\"epoch\":1,\"commands\":[{\"subtask\":0,\"action\":\"REBOOT\",\"model\":\"a\"}]}",
+                "malformed"},
+            {"{\"schema_version\":1,\"epoch\":1,\"commands\":[{\"subtask\":-1,\"action\":\"LOAD\",\"model\":\"a\"}]}",
+                "outside"},
+            {"{\"schema_version\":1,\"epoch\":1,\"epoch\":2}", "malformed"},
+            {"{\"schema_version\":1,\"epoch\":1} {}", "malformed"},
+        };
+        for (String[] c : cases) {
+            assertThatThrownBy(() -> ControlMessageCodec.decode(utf8(c[0])))
+                    .as("record %s", c[0])
+                    .isInstanceOf(InvalidControlMessageException.class)
+                    .hasMessageContaining(c[1]);
+        }
+    }
+
+    @Test
+    void refusesOversizedRecordsUnread() {
+        byte[] big = new byte[ControlMessageCodec.MAX_RECORD_BYTES + 1];
+        assertThatThrownBy(() -> ControlMessageCodec.decode(big)).hasMessageContaining("exceeds");
+    }
+
+    @Property(tries = 300)
+    void arbitraryBytesNeverThrowAnythingButInvalidControlMessage(@ForAll("junk") byte[] bytes) {
+        ControlPlanState state = new ControlPlanState();
+        assertThat(state.offer(bytes)).isEqualTo(ControlPlanState.Outcome.INVALID);
+        assertThat(state.invalidCount()).isEqualTo(1);
+        assertThat(state.current()).isNull();
+    }
+
+    @Provide
+    Arbitrary<byte[]> junk() {
+        String valid = new String(ControlMessageCodec.encode(plan(3)), StandardCharsets.UTF_8);
+        // truncations and single-character corruptions of a valid record, plus random bytes
+        Arbitrary<byte[]> truncated = Arbitraries.integers().between(0, valid.length() - 1)
+                .map(n -> utf8(valid.substring(0, n)));
+        Arbitrary<byte[]> corrupted = Arbitraries.integers().between(0, valid.length() - 1)
+                .flatMap(i -> Arbitraries.of('{', '}', '[', '"', ',', ':', '-', 'x')
+                        .map(ch -> utf8(valid.substring(0, i) + ch + valid.substring(i + 1))))
+                .filter(b -> {
+                    try {
+                        ControlMessageCodec.decode(b);
+                        return false;
+                    } catch (InvalidControlMessageException e) {
+                        return true;
+                    }
+                });
+        Arbitrary<byte[]> random = Arbitraries.bytes().array(byte[].class).ofMaxSize(200);
+        return Arbitraries.oneOf(truncated, corrupted, random);
+    }
+}

@@ -1,0 +1,296 @@
+package io.flinkgpu.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.JsonCodec;
+import io.flinkgpu.inference.protocol.RequestParameters;
+import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.protocol.WireFormat;
+import io.flinkgpu.inference.routing.ControlMessage;
+import io.flinkgpu.inference.routing.ControlMessageCodec;
+import io.flinkgpu.inference.routing.ModelRoute;
+import io.flinkgpu.inference.routing.RouteTarget;
+import io.flinkgpu.job.InferenceJob;
+import io.flinkgpu.job.InferenceJobOptions;
+import io.flinkgpu.job.ModelPartitioner;
+import io.flinkgpu.job.local.EmbeddedKafka;
+import io.flinkgpu.job.local.FashionMnist;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MetricOptions;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The job reads the scheduler coordinator's plans from the control topic: requests follow the
+ * plan's routing table (checked through the inference subtasks' own metrics), bad and stale
+ * control records are counted and ignored, a newer plan takes over, and nothing is lost.
+ */
+class ControlTopicRoutingEndToEndTest {
+    static final String MODEL = "fashion-mnist-cnn";
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(() -> {
+        Configuration c = new Configuration();
+        c.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofMillis(300));
+        return new MiniClusterResourceConfiguration.Builder()
+                .setConfiguration(c)
+                .setNumberTaskManagers(1)
+                .setNumberSlotsPerTaskManager(3)
+                .build();
+    });
+
+    static EmbeddedKafka kafka;
+    static Path root;
+    static FashionMnist images;
+    final HttpClient http = HttpClient.newHttpClient();
+    final ObjectMapper json = new ObjectMapper();
+
+    @BeforeAll
+    static void startKafka() throws Exception {
+        kafka = EmbeddedKafka.start();
+        root = FashionMnist.findRoot();
+        images = FashionMnist.load(root);
+    }
+
+    @AfterAll
+    static void stopKafka() throws Exception {
+        kafka.close();
+    }
+
+    static ControlMessage plan(long epoch, RouteTarget... targets) {
+        return ControlMessage.of(epoch, epoch, 2, List.of(new ModelRoute(MODEL, List.of(targets), "test")), List.of(),
+                "test plan " + epoch);
+    }
+
+    static ProducerRecord<byte[], byte[]> record(byte[] value) {
+        return new ProducerRecord<>("unused", "plan".getBytes(StandardCharsets.UTF_8), value);
+    }
+
+    private List<ProducerRecord<byte[], byte[]>> requests(int from, int n) {
+        List<ProducerRecord<byte[], byte[]>> out = new ArrayList<>();
+        JsonCodec codec = new JsonCodec();
+        for (int i = from; i < from + n; i++) {
+            InferenceRequest r = new InferenceRequest("req-" + i, MODEL, null,
+                    List.of(Tensor.ofFloats("input", new long[] {1, 1, 28, 28}, images.image(i % images.size()))),
+                    new RequestParameters(0, 0, "it"));
+            out.add(new ProducerRecord<>("unused", r.id().getBytes(StandardCharsets.UTF_8), codec.encodeRequest(r)));
+        }
+        return out;
+    }
+
+    @Test
+    void requestsFollowThePlanOnTheControlTopicAndBadOrStaleRecordsAreIgnored() throws Exception {
+        String requests = "route-requests";
+        String responses = "route-responses";
+        String control = "route-control";
+        kafka.createTopics(2, requests, responses, "route-dead-letter");
+        kafka.createTopics(1, control);
+        int fallback = ModelPartitioner.hash(MODEL, 2);
+        int other = 1 - fallback;
+        // garbage, the plan (epoch 5: everything to the subtask hashing would not pick), a stale plan
+        KafkaTopics.produce(kafka.bootstrapServers(), control, List.of(
+                record("{not a plan".getBytes(StandardCharsets.UTF_8)),
+                record(ControlMessageCodec.encode(plan(5, new RouteTarget(other, 1)))),
+                record(ControlMessageCodec.encode(plan(3, new RouteTarget(fallback, 1))))));
+
+        Configuration config = new Configuration();
+        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+        config.set(InferenceJobOptions.REQUESTS_TOPIC, requests);
+        config.set(InferenceJobOptions.RESPONSES_TOPIC, responses);
+        config.set(InferenceJobOptions.DEAD_LETTER_TOPIC, "route-dead-letter");
+        config.set(InferenceJobOptions.CONTROL_TOPIC, control);
+        config.set(InferenceJobOptions.GROUP_ID, "route");
+        config.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
+        config.set(InferenceJobOptions.PARALLELISM, 2);
+        config.set(InferenceJobOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
+        config.set(GpuInferenceOptions.MODEL_REPOSITORY, root.resolve("models").toString());
+        JobClient job = start(config, null);
+        String savepoint;
+        try {
+            String jid = job.getJobID().toString();
+            awaitRouter(jid, m -> m.get("planEpoch") == 5 && m.get("recordsInvalid") == 1
+                    && m.get("plansIgnoredStale") == 1 && m.get("plansApplied") == 1);
+
+            KafkaTopics.produce(kafka.bootstrapServers(), requests, requests(0, 300));
+            assertAnswered(responses, 300);
+            Map<Integer, Double> counts = inferenceRequestsIn(jid, 300);
+            assertThat(counts.getOrDefault(other, 0.0)).as("routed by the plan").isEqualTo(300.0);
+            assertThat(counts.getOrDefault(fallback, 0.0)).as("the hash subtask").isZero();
+
+            // a newer plan spreads the model evenly
+            KafkaTopics.produce(kafka.bootstrapServers(), control, List.of(
+                    record(ControlMessageCodec.encode(plan(6, new RouteTarget(0, 1), new RouteTarget(1, 1))))));
+            awaitRouter(jid, m -> m.get("planEpoch") == 6);
+            KafkaTopics.produce(kafka.bootstrapServers(), requests, requests(300, 400));
+            assertAnswered(responses, 700);
+            Map<Integer, Double> after = inferenceRequestsIn(jid, 700);
+            assertThat(after.getOrDefault(fallback, 0.0)).isBetween(198.0, 202.0);
+            assertThat(after.getOrDefault(other, 0.0) - 300).isBetween(198.0, 202.0);
+            savepoint = job.stopWithSavepoint(false, tmp.toString(), SavepointFormatType.CANONICAL).get();
+        } catch (Throwable t) {
+            job.cancel();
+            throw t;
+        }
+
+        // restored from the savepoint, the control source resumes after the plans it has read:
+        // the router still follows epoch 6, from its broadcast state (hash routing would send all to one)
+        JobClient restored = start(config, savepoint);
+        try {
+            String jid = restored.getJobID().toString();
+            KafkaTopics.produce(kafka.bootstrapServers(), requests, requests(700, 200));
+            assertAnswered(responses, 900);
+            Map<Integer, Double> counts = inferenceRequestsIn(jid, 200);
+            assertThat(counts.getOrDefault(0, 0.0)).isBetween(98.0, 102.0);
+            assertThat(counts.getOrDefault(1, 0.0)).isBetween(98.0, 102.0);
+            // the plan came from state: the restored router applied no control record
+            awaitRouter(jid, m -> m.get("planEpoch") == 6 && m.get("plansApplied") == 0);
+        } finally {
+            restored.cancel().get();
+        }
+    }
+
+    @org.junit.jupiter.api.io.TempDir
+    static Path tmp;
+
+    private static JobClient start(Configuration config, String savepoint) throws Exception {
+        Configuration envConfig = new Configuration();
+        if (savepoint != null) {
+            envConfig.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(envConfig);
+        env.setParallelism(2);
+        InferenceJob.build(env, config);
+        return env.executeAsync("control-routing");
+    }
+
+    private void assertAnswered(String topic, int n) {
+        List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(kafka.bootstrapServers(), topic,
+                got -> got.size() >= n, Duration.ofMinutes(2), Duration.ofSeconds(1));
+        Map<String, InferenceResponse> byId = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : out) {
+            InferenceResponse resp;
+            try {
+                resp = WireFormat.JSON.decodeResponse(r.value());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            assertThat(resp.isError()).as("%s", resp).isFalse();
+            assertThat(byId.put(resp.id(), resp)).as("duplicate %s", resp.id()).isNull();
+        }
+        assertThat(byId).hasSize(n);
+    }
+
+    // ---- Flink REST ---------------------------------------------------------------------
+
+    private JsonNode get(String path) throws Exception {
+        Configuration c = FLINK.getClientConfiguration();
+        URI uri = URI.create("http://" + c.get(RestOptions.ADDRESS) + ":" + c.get(RestOptions.PORT) + path);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
+        return json.readTree(r.body());
+    }
+
+    private String vertex(String jid, String nameContains) throws Exception {
+        for (JsonNode v : get("/jobs/" + jid).path("vertices")) {
+            if (v.path("name").asText().contains(nameContains)) {
+                return v.path("id").asText();
+            }
+        }
+        throw new AssertionError("no vertex named like " + nameContains);
+    }
+
+    /** Per subtask: metric name suffix -> value, for metrics whose id ends with one of the suffixes. */
+    private Map<Integer, Map<String, Double>> subtaskMetrics(String jid, String vid, List<String> suffixes)
+            throws Exception {
+        List<String> ids = new ArrayList<>();
+        for (JsonNode m : get("/jobs/" + jid + "/vertices/" + vid + "/subtasks/metrics")) {
+            String id = m.path("id").asText();
+            if (suffixes.stream().anyMatch(id::endsWith)) {
+                ids.add(id);
+            }
+        }
+        Map<Integer, Map<String, Double>> out = new HashMap<>();
+        for (int i = 0; i < 2; i++) {
+            Map<String, Double> values = new HashMap<>();
+            if (!ids.isEmpty()) {
+                String q = URLEncoder.encode(String.join(",", ids), StandardCharsets.UTF_8);
+                for (JsonNode m : get("/jobs/" + jid + "/vertices/" + vid + "/subtasks/" + i + "/metrics?get=" + q)) {
+                    String id = m.path("id").asText();
+                    String suffix = suffixes.stream().filter(id::endsWith).findFirst().orElseThrow();
+                    values.put(suffix, m.path("value").asDouble());
+                }
+            }
+            out.put(i, values);
+        }
+        return out;
+    }
+
+    private void awaitRouter(String jid, Predicate<Map<String, Double>> done) throws Exception {
+        List<String> names = List.of("planEpoch", "recordsInvalid", "plansIgnoredStale", "plansApplied");
+        List<String> suffixes = names.stream().map(n -> ".control." + n).toList();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        Map<Integer, Map<String, Double>> last = Map.of();
+        while (System.nanoTime() < deadline) {
+            try {
+                last = subtaskMetrics(jid, vertex(jid, "Plan router"), suffixes);
+                boolean all = true;
+                for (Map<String, Double> m : last.values()) {
+                    Map<String, Double> byName = new HashMap<>();
+                    names.forEach(n -> byName.put(n, m.getOrDefault(".control." + n, -1.0)));
+                    all &= done.test(byName);
+                }
+                if (all) {
+                    return;
+                }
+            } catch (AssertionError | RuntimeException e) {
+                // the job is starting
+            }
+            Thread.sleep(300);
+        }
+        throw new AssertionError("router never reached the expected state: " + last);
+    }
+
+    /** The inference subtasks' requestsIn for the model, once their sum reaches {@code total}. */
+    private Map<Integer, Double> inferenceRequestsIn(String jid, int total) throws Exception {
+        String suffix = ".gpu_inference.model." + MODEL + ".version.1.requestsIn";
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        Map<Integer, Double> counts = new HashMap<>();
+        while (System.nanoTime() < deadline) {
+            counts.clear();
+            subtaskMetrics(jid, vertex(jid, "GPU inference"), List.of(suffix))
+                    .forEach((i, m) -> counts.put(i, m.getOrDefault(suffix, 0.0)));
+            if (counts.values().stream().mapToDouble(Double::doubleValue).sum() >= total) {
+                break;
+            }
+            Thread.sleep(300);
+        }
+        return counts;
+    }
+}

@@ -1,0 +1,109 @@
+package io.flinkgpu.coordinator;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The coordinator's own metrics in Prometheus' text format (served on {@code /metrics}): plans
+ * published, moves, cycles and failures, the current epoch, and the decision latency (collect to
+ * realize) as a summary over the last 1,024 cycles.
+ */
+public final class CoordinatorMetrics {
+    private static final int WINDOW = 1024;
+
+    private final AtomicLong plansPublished = new AtomicLong();
+    private final AtomicLong moves = new AtomicLong();
+    private final AtomicLong cycles = new AtomicLong();
+    private final AtomicLong cycleFailures = new AtomicLong();
+    private final AtomicLong decisions = new AtomicLong();
+    private volatile long epoch;
+    private volatile boolean paused;
+    private final double[] latencies = new double[WINDOW];
+    private long latencyCount;
+    private double latencySum;
+
+    public void planPublished(long newEpoch, int movesInPlan) {
+        plansPublished.incrementAndGet();
+        moves.addAndGet(movesInPlan);
+        epoch = newEpoch;
+    }
+
+    public void cycle(double seconds, int decisionCount) {
+        cycles.incrementAndGet();
+        decisions.addAndGet(decisionCount);
+        synchronized (latencies) {
+            latencies[(int) (latencyCount % WINDOW)] = seconds;
+            latencyCount++;
+            latencySum += seconds;
+        }
+    }
+
+    public void cycleFailed() {
+        cycleFailures.incrementAndGet();
+    }
+
+    public void epoch(long e) {
+        epoch = e;
+    }
+
+    public void paused(boolean p) {
+        paused = p;
+    }
+
+    public long plansPublished() {
+        return plansPublished.get();
+    }
+
+    public long moves() {
+        return moves.get();
+    }
+
+    public String prometheusText() {
+        StringBuilder sb = new StringBuilder();
+        counter(sb, "coordinator_plans_published_total", "Plans published to the control topic.", plansPublished.get());
+        counter(sb, "coordinator_moves_total", "Model instances relocated by published plans.", moves.get());
+        counter(sb, "coordinator_decisions_total", "Decisions taken (with reasons, see /api/decisions).", decisions.get());
+        counter(sb, "coordinator_cycles_total", "Collect-evaluate-plan-realize cycles completed.", cycles.get());
+        counter(sb, "coordinator_cycle_failures_total", "Cycles that failed (metrics unreadable, publish failed).",
+                cycleFailures.get());
+        gauge(sb, "coordinator_plan_epoch", "Epoch of the last plan published.", epoch);
+        gauge(sb, "coordinator_paused", "1 while automatic rebalancing is paused.", paused ? 1 : 0);
+        double[] window;
+        long count;
+        double sum;
+        synchronized (latencies) {
+            count = latencyCount;
+            sum = latencySum;
+            window = Arrays.copyOf(latencies, (int) Math.min(count, WINDOW));
+        }
+        Arrays.sort(window);
+        sb.append("# HELP coordinator_decision_latency_seconds Time from collecting metrics to publishing the plan.\n")
+                .append("# TYPE coordinator_decision_latency_seconds summary\n");
+        for (double q : new double[] {0.5, 0.9, 0.99}) {
+            double v = window.length == 0 ? Double.NaN : window[(int) Math.min(window.length - 1, Math.floor(q * window.length))];
+            sb.append(String.format(Locale.ROOT, "coordinator_decision_latency_seconds{quantile=\"%s\"} %s%n", q,
+                    number(v)));
+        }
+        sb.append("coordinator_decision_latency_seconds_sum ").append(number(sum)).append('\n');
+        sb.append("coordinator_decision_latency_seconds_count ").append(count).append('\n');
+        return sb.toString();
+    }
+
+    private static void counter(StringBuilder sb, String name, String help, long v) {
+        sb.append("# HELP ").append(name).append(' ').append(help).append('\n')
+                .append("# TYPE ").append(name).append(" counter\n")
+                .append(name).append(' ').append(v).append('\n');
+    }
+
+    private static void gauge(StringBuilder sb, String name, String help, double v) {
+        sb.append("# HELP ").append(name).append(' ').append(help).append('\n')
+                .append("# TYPE ").append(name).append(" gauge\n")
+                .append(name).append(' ').append(number(v)).append('\n');
+    }
+
+    private static String number(double v) {
+        return Double.isNaN(v) ? "NaN" : v == Math.rint(v) && Math.abs(v) < 1e15 ? String.valueOf((long) v)
+                : String.format(Locale.ROOT, "%.6g", v);
+    }
+}

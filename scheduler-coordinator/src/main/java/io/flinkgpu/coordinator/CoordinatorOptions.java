@@ -1,0 +1,186 @@
+package io.flinkgpu.coordinator;
+
+import io.flinkgpu.coordinator.plan.PlannerSettings;
+import java.time.Duration;
+import java.util.Map;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.ReadableConfig;
+
+/** Every knob of the scheduler coordinator, with its default (like the autoscaler's {@code AutoScalerOptions}). */
+public final class CoordinatorOptions {
+    private CoordinatorOptions() {}
+
+    // ---- collect ------------------------------------------------------------------------
+    public static final ConfigOption<String> REST_URL = ConfigOptions.key("coordinator.flink.rest-url")
+            .stringType()
+            .defaultValue("http://localhost:8081")
+            .withDescription("Base URL of the Flink cluster's REST API (JobManager).");
+
+    public static final ConfigOption<String> JOB_ID = ConfigOptions.key("coordinator.flink.job-id")
+            .stringType()
+            .defaultValue("")
+            .withDescription("The job to manage; empty: the running job that has an inference vertex.");
+
+    public static final ConfigOption<String> INFERENCE_VERTEX = ConfigOptions.key("coordinator.flink.inference-vertex")
+            .stringType()
+            .defaultValue("GPU inference")
+            .withDescription("The inference operator's vertex is the first whose name contains this.");
+
+    public static final ConfigOption<Duration> REST_TIMEOUT = ConfigOptions.key("coordinator.flink.rest-timeout")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(5))
+            .withDescription("Timeout of one REST request.");
+
+    public static final ConfigOption<Duration> INTERVAL = ConfigOptions.key("coordinator.interval")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(5))
+            .withDescription("Time between two collect -> evaluate -> plan -> realize cycles. Flink's REST API "
+                    + "refreshes metrics every metrics.fetcher.update-interval (10 s by default): set that lower "
+                    + "on the cluster, or decisions lag by up to that much.");
+
+    // ---- evaluate -----------------------------------------------------------------------
+    public static final ConfigOption<MemorySize> DEFAULT_MODEL_MEMORY = ConfigOptions.key("coordinator.model.default-memory")
+            .memoryType()
+            .defaultValue(MemorySize.parse("256mb"))
+            .withDescription("Device memory of a model instance when the catalog does not say.");
+
+    public static final ConfigOption<Duration> DEFAULT_SLO = ConfigOptions.key("coordinator.model.default-slo")
+            .durationType()
+            .defaultValue(Duration.ofMillis(100))
+            .withDescription("Latency objective of a model when the catalog does not say; half of it may be spent executing a batch.");
+
+    public static final ConfigOption<Double> CPU_PER_INSTANCE = ConfigOptions.key("coordinator.model.cpu-per-instance")
+            .doubleType()
+            .defaultValue(0.1)
+            .withDescription("Host cores one model instance uses (DRF's CPU demand).");
+
+    public static final ConfigOption<Double> DEFAULT_WEIGHT = ConfigOptions.key("coordinator.tenant.default-weight")
+            .doubleType()
+            .defaultValue(1.0)
+            .withDescription("DRF weight of a claimant (model) without a weight set through the admin API.");
+
+    public static final ConfigOption<Integer> MAX_MODELS_PER_DEVICE = ConfigOptions.key("coordinator.device.max-models")
+            .intType()
+            .defaultValue(4)
+            .withDescription("Models resident on one device at most (match inference.cache.max-models-per-device).");
+
+    public static final ConfigOption<MemorySize> DEFAULT_DEVICE_MEMORY = ConfigOptions.key("coordinator.device.default-memory")
+            .memoryType()
+            .defaultValue(MemorySize.parse("8gb"))
+            .withDescription("Memory budget of a device whose memoryTotalBytes metric is missing.");
+
+    public static final ConfigOption<Double> CPU_PER_DEVICE = ConfigOptions.key("coordinator.device.cpu-cores")
+            .doubleType()
+            .defaultValue(1.0)
+            .withDescription("Host cores available to the subtasks of one device (DRF's CPU capacity).");
+
+    // ---- plan ---------------------------------------------------------------------------
+    public static final ConfigOption<Double> TARGET_UTILIZATION = ConfigOptions.key("coordinator.plan.target-utilization")
+            .doubleType()
+            .defaultValue(0.7)
+            .withDescription("Device time (0..1) a device should carry; replicas are added to stay below it.");
+
+    public static final ConfigOption<Double> HYSTERESIS = ConfigOptions.key("coordinator.plan.hysteresis")
+            .doubleType()
+            .defaultValue(0.15)
+            .withDescription("Relative margin: scale in below target x (1 - h), rebalance above target x (1 + h).");
+
+    public static final ConfigOption<Double> HOT_THRESHOLD = ConfigOptions.key("coordinator.plan.hot-threshold")
+            .doubleType()
+            .defaultValue(0.25)
+            .withDescription("Per-instance load from which a model is spread onto the least loaded device instead of packed.");
+
+    public static final ConfigOption<Double> MOVE_PENALTY = ConfigOptions.key("coordinator.plan.move-penalty")
+            .doubleType()
+            .defaultValue(0.1)
+            .withDescription("Device time a move must take off the busiest device to be worth a model load.");
+
+    public static final ConfigOption<Duration> MIN_MOVE_INTERVAL = ConfigOptions.key("coordinator.plan.min-move-interval")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(2))
+            .withDescription("A model is not moved again sooner than this.");
+
+    public static final ConfigOption<Duration> REVERSAL_WINDOW = ConfigOptions.key("coordinator.plan.reversal-window")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(10))
+            .withDescription("Window of the reversal limit.");
+
+    public static final ConfigOption<Integer> MAX_REVERSALS = ConfigOptions.key("coordinator.plan.max-reversals")
+            .intType()
+            .defaultValue(1)
+            .withDescription("Moves that undo an earlier move of the same model, per reversal window.");
+
+    public static final ConfigOption<Integer> MAX_MOVES_PER_PLAN = ConfigOptions.key("coordinator.plan.max-moves")
+            .intType()
+            .defaultValue(2)
+            .withDescription("Relocations in one plan.");
+
+    public static final ConfigOption<Double> WEIGHT_CHANGE = ConfigOptions.key("coordinator.plan.weight-change")
+            .doubleType()
+            .defaultValue(0.2)
+            .withDescription("Publish a plan whose placement is unchanged only if a routing weight changed by more than this fraction.");
+
+    // ---- realize ------------------------------------------------------------------------
+    public static final ConfigOption<String> BOOTSTRAP_SERVERS = ConfigOptions.key("coordinator.kafka.bootstrap-servers")
+            .stringType()
+            .defaultValue("localhost:9092")
+            .withDescription("Kafka brokers of the control topic.");
+
+    public static final ConfigOption<String> CONTROL_TOPIC = ConfigOptions.key("coordinator.kafka.control-topic")
+            .stringType()
+            .defaultValue("inference-control")
+            .withDescription("Topic the plans are published to (the job's inference.kafka.control-topic).");
+
+    // ---- state --------------------------------------------------------------------------
+    public static final ConfigOption<String> STATE_DIR = ConfigOptions.key("coordinator.state.dir")
+            .stringType()
+            .defaultValue("coordinator-state")
+            .withDescription("RocksDB directory of the coordinator's state.");
+
+    // ---- admin --------------------------------------------------------------------------
+    public static final ConfigOption<Integer> ADMIN_PORT = ConfigOptions.key("coordinator.admin.port")
+            .intType()
+            .defaultValue(8090)
+            .withDescription("Port of the admin REST API and /metrics (0: any free port, -1: off).");
+
+    public static final ConfigOption<String> ADMIN_BIND = ConfigOptions.key("coordinator.admin.bind-address")
+            .stringType()
+            .defaultValue("127.0.0.1")
+            .withDescription("Address the admin API listens on.");
+
+    public static final ConfigOption<String> ADMIN_TOKEN = ConfigOptions.key("coordinator.admin.token")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("Bearer token the admin API requires (Authorization: Bearer <token>). Required when the API is on.");
+
+    public static PlannerSettings plannerSettings(ReadableConfig c) {
+        return new PlannerSettings(c.get(TARGET_UTILIZATION), c.get(HYSTERESIS), c.get(HOT_THRESHOLD),
+                c.get(MOVE_PENALTY), c.get(MIN_MOVE_INTERVAL).toMillis(), c.get(REVERSAL_WINDOW).toMillis(),
+                c.get(MAX_REVERSALS), c.get(MAX_MOVES_PER_PLAN));
+    }
+
+    /** An option's description as plain text. */
+    public static String describe(ConfigOption<?> option) {
+        return new org.apache.flink.configuration.description.HtmlFormatter().format(option.description())
+                .replace("&#39;", "'").replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">")
+                .replace("&amp;", "&");
+    }
+
+    /** All options, for --help and docs. */
+    public static Map<String, ConfigOption<?>> all() {
+        Map<String, ConfigOption<?>> out = new java.util.LinkedHashMap<>();
+        for (java.lang.reflect.Field f : CoordinatorOptions.class.getFields()) {
+            if (ConfigOption.class.isAssignableFrom(f.getType())) {
+                try {
+                    ConfigOption<?> o = (ConfigOption<?>) f.get(null);
+                    out.put(o.key(), o);
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return out;
+    }
+}

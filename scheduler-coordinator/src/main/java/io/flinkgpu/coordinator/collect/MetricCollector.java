@@ -1,0 +1,215 @@
+package io.flinkgpu.coordinator.collect;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Collect step: reads the inference operator's metrics through Flink's REST API.
+ *
+ * <ol>
+ *   <li>{@code GET /jobs/overview}: the configured job, or the running job with an inference vertex;
+ *   <li>{@code GET /jobs/<id>}: the vertex whose name contains the inference operator's name;
+ *   <li>{@code GET /jobs/<id>/vertices/<vid>/subtasks/metrics}: which metrics exist;
+ *   <li>{@code GET /jobs/<id>/vertices/<vid>/subtasks/<i>/metrics?get=...}: their values per subtask.
+ * </ol>
+ *
+ * Operator metrics appear in REST as {@code <operator name>.gpu_inference.<name>}; everything
+ * after {@code gpu_inference.} is matched against the names in docs/METRICS.md. Flink's REST
+ * names replace ':' by '_', so device ids are mapped back ({@code sim_0} -> {@code sim:0}).
+ */
+public final class MetricCollector implements MetricSource {
+    static final String GROUP = "gpu_inference.";
+    private static final int NAMES_PER_REQUEST = 40;
+
+    private final HttpClient http;
+    private final ObjectMapper json = new ObjectMapper();
+    private final String baseUrl;
+    private final String jobId;
+    private final String vertexName;
+    private final Duration timeout;
+    private final Clock clock;
+
+    public MetricCollector(String restUrl, String jobId, String vertexName, Duration timeout, Clock clock) {
+        this.baseUrl = restUrl.endsWith("/") ? restUrl.substring(0, restUrl.length() - 1) : restUrl;
+        this.jobId = jobId == null ? "" : jobId;
+        this.vertexName = vertexName;
+        this.timeout = timeout;
+        this.clock = clock;
+        this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
+    }
+
+    @Override
+    public MetricSnapshot collect() throws CollectException {
+        String jid = jobId.isEmpty() ? findRunningJob() : jobId;
+        JsonNode job = get("/jobs/" + jid);
+        JsonNode vertex = null;
+        for (JsonNode v : job.path("vertices")) {
+            if (v.path("name").asText().contains(vertexName)) {
+                vertex = v;
+                break;
+            }
+        }
+        if (vertex == null) {
+            throw new CollectException("job " + jid + " has no vertex named like '" + vertexName + "'");
+        }
+        String vid = vertex.path("id").asText();
+        int parallelism = vertex.path("parallelism").asInt();
+        List<String> names = new ArrayList<>();
+        for (JsonNode m : get("/jobs/" + jid + "/vertices/" + vid + "/subtasks/metrics")) {
+            String id = m.path("id").asText();
+            if (wanted(id)) {
+                names.add(id);
+            }
+        }
+        long now = clock.millis();
+        List<SubtaskSample> subtasks = new ArrayList<>();
+        for (int i = 0; i < parallelism; i++) {
+            Map<String, Double> values = new TreeMap<>();
+            for (int from = 0; from < names.size(); from += NAMES_PER_REQUEST) {
+                List<String> chunk = names.subList(from, Math.min(names.size(), from + NAMES_PER_REQUEST));
+                String query = URLEncoder.encode(String.join(",", chunk), StandardCharsets.UTF_8);
+                for (JsonNode m : get("/jobs/" + jid + "/vertices/" + vid + "/subtasks/" + i + "/metrics?get=" + query)) {
+                    values.put(m.path("id").asText(), parse(m.path("value").asText()));
+                }
+            }
+            subtasks.add(subtask(i, values));
+        }
+        return new MetricSnapshot(now, jid, vid, parallelism, subtasks);
+    }
+
+    private static boolean wanted(String id) {
+        return id.contains(GROUP) || id.equals("busyTimeMsPerSecond") || id.equals("backPressuredTimeMsPerSecond");
+    }
+
+    private static double parse(String s) {
+        try {
+            return Double.parseDouble(s);
+        } catch (NumberFormatException e) {
+            return Double.NaN;
+        }
+    }
+
+    /** Turns one subtask's {@code name -> value} map into a sample. Package-private for tests. */
+    static SubtaskSample subtask(int index, Map<String, Double> values) {
+        String device = null;
+        double memUsed = Double.NaN;
+        double memTotal = Double.NaN;
+        double util = Double.NaN;
+        double queued = Double.NaN;
+        Map<String, Map<String, Double>> perModel = new LinkedHashMap<>();
+        for (Map.Entry<String, Double> e : values.entrySet()) {
+            String id = e.getKey();
+            int at = id.indexOf(GROUP);
+            if (at < 0) {
+                continue;
+            }
+            String name = id.substring(at + GROUP.length());
+            if (name.startsWith("device.")) {
+                String rest = name.substring("device.".length());
+                int dot = rest.lastIndexOf('.');
+                if (dot <= 0) {
+                    continue;
+                }
+                device = deviceId(rest.substring(0, dot));
+                switch (rest.substring(dot + 1)) {
+                    case "memoryUsedBytes" -> memUsed = e.getValue();
+                    case "memoryTotalBytes" -> memTotal = e.getValue();
+                    case "utilization" -> util = e.getValue();
+                    default -> { }
+                }
+            } else if (name.startsWith("model.")) {
+                int v = name.lastIndexOf(".version.");
+                if (v < 0) {
+                    continue;
+                }
+                String model = name.substring("model.".length(), v);
+                String rest = name.substring(v + ".version.".length());
+                int dot = rest.indexOf('.');
+                if (dot <= 0) {
+                    continue;
+                }
+                String version = rest.substring(0, dot);
+                String metric = rest.substring(dot + 1);
+                perModel.computeIfAbsent(model + "\u0000" + version, k -> new LinkedHashMap<>()).put(metric, e.getValue());
+            } else if (name.equals("queuedRequests")) {
+                queued = e.getValue();
+            }
+        }
+        List<ModelSample> models = new ArrayList<>();
+        perModel.forEach((key, m) -> {
+            String[] mv = key.split("\u0000", 2);
+            models.add(new ModelSample(mv[0], mv[1], m.getOrDefault("requestsIn", Double.NaN),
+                    m.getOrDefault("responsesOut", Double.NaN), m.getOrDefault("batches", Double.NaN),
+                    m.getOrDefault("queuedSamples", Double.NaN), m.getOrDefault("batchSize_mean", Double.NaN),
+                    m.getOrDefault("inferenceLatencyUs_mean", Double.NaN),
+                    m.getOrDefault("queueLatencyUs_p99", Double.NaN),
+                    m.getOrDefault("latencyModelAlphaUs", Double.NaN),
+                    m.getOrDefault("latencyModelBetaUs", Double.NaN)));
+        });
+        return new SubtaskSample(index, device, memUsed, memTotal, util,
+                values.getOrDefault("busyTimeMsPerSecond", Double.NaN),
+                values.getOrDefault("backPressuredTimeMsPerSecond", Double.NaN), queued, models);
+    }
+
+    private static final java.util.regex.Pattern FILTERED_DEVICE = java.util.regex.Pattern.compile("(cpu|cuda|sim)_(\\d+)");
+
+    /** Flink's metric names turn the ':' of device ids into '_' ({@code sim:0} reads {@code sim_0}); undo it. */
+    static String deviceId(String reported) {
+        java.util.regex.Matcher m = FILTERED_DEVICE.matcher(reported);
+        return m.matches() ? m.group(1) + ":" + m.group(2) : reported;
+    }
+
+    private String findRunningJob() throws CollectException {
+        List<String> running = new ArrayList<>();
+        for (JsonNode j : get("/jobs/overview").path("jobs")) {
+            if ("RUNNING".equals(j.path("state").asText())) {
+                running.add(j.path("jid").asText());
+            }
+        }
+        for (String jid : running) {
+            for (JsonNode v : get("/jobs/" + jid).path("vertices")) {
+                if (v.path("name").asText().contains(vertexName)) {
+                    return jid;
+                }
+            }
+        }
+        throw new CollectException("no running job with a vertex named like '" + vertexName + "' at " + baseUrl
+                + " (" + running.size() + " running jobs)");
+    }
+
+    private JsonNode get(String path) throws CollectException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout).GET().build();
+        try {
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                throw new CollectException("GET " + path + " answered " + response.statusCode() + ": "
+                        + abbreviate(response.body()));
+            }
+            return json.readTree(response.body());
+        } catch (IOException e) {
+            throw new CollectException("GET " + baseUrl + path + " failed: " + (e.getMessage() == null
+                    ? e.getClass().getSimpleName() : e.getMessage()), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CollectException("interrupted", e);
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s == null ? "" : s.length() > 200 ? s.substring(0, 200) + "..." : s;
+    }
+}

@@ -1,0 +1,170 @@
+package io.flinkgpu.coordinator.evaluate;
+
+import io.flinkgpu.coordinator.collect.MetricSnapshot;
+import io.flinkgpu.coordinator.collect.ModelSample;
+import io.flinkgpu.coordinator.collect.SubtaskSample;
+import io.flinkgpu.coordinator.state.LatencySample;
+import io.flinkgpu.coordinator.state.ModelInfo;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Evaluate step: turns two consecutive snapshots into demand.
+ *
+ * <ul>
+ *   <li>rate: the growth of {@code requestsIn} between the snapshots (a counter that went down
+ *       means a restart: the subtask is left out of that rate);
+ *   <li>batch size: the measured mean, capped at the largest batch whose predicted run time
+ *       {@code alpha + beta * b} fits in half the model's SLO;
+ *   <li>device time: {@code rate / b * (alpha + beta * b)}, from the operator's fitted latency
+ *       model; until it has fitted, the measured mean batch time divided by the mean batch size;
+ *   <li>memory: the catalog's, else the default.
+ * </ul>
+ *
+ * Without a previous snapshot, the last rate in the latency history stands in. Plain Java.
+ */
+public final class DemandEvaluator {
+    private final long defaultMemoryBytes;
+    private final long defaultSloMillis;
+
+    public DemandEvaluator(long defaultMemoryBytes, long defaultSloMillis) {
+        this.defaultMemoryBytes = defaultMemoryBytes;
+        this.defaultSloMillis = defaultSloMillis;
+    }
+
+    public Demand evaluate(MetricSnapshot previous, MetricSnapshot current, Map<String, ModelInfo> catalog,
+            Map<String, List<LatencySample>> history) {
+        double seconds = previous == null ? 0 : (current.atMillis() - previous.atMillis()) / 1000.0;
+        Map<String, List<ModelSample>> byModel = new TreeMap<>();
+        Map<String, Double> rates = new TreeMap<>();
+        Map<String, Set<String>> servedOn = new TreeMap<>();
+        for (SubtaskSample s : current.subtasks()) {
+            SubtaskSample before = previous == null ? null : subtask(previous, s.subtask());
+            for (ModelSample m : s.models()) {
+                byModel.computeIfAbsent(m.model(), k -> new ArrayList<>()).add(m);
+                if (before != null && seconds > 0) {
+                    ModelSample b = model(before, m.model(), m.version());
+                    double was = b == null ? 0 : nz(b.requestsIn());
+                    double delta = nz(m.requestsIn()) - was;
+                    if (delta >= 0) {
+                        rates.merge(m.model(), delta / seconds, Double::sum);
+                        if (delta > 0 && s.deviceId() != null) {
+                            servedOn.computeIfAbsent(m.model(), k -> new TreeSet<>()).add(s.deviceId());
+                        }
+                    }
+                }
+            }
+        }
+        Map<String, ModelDemand> models = new TreeMap<>();
+        Set<String> names = new TreeSet<>(byModel.keySet());
+        catalog.values().stream().filter(ModelInfo::deployed).forEach(i -> names.add(i.name()));
+        for (String name : names) {
+            ModelInfo info = catalog.get(name);
+            if (info != null && !info.deployed()) {
+                continue;
+            }
+            List<ModelSample> samples = byModel.getOrDefault(name, List.of());
+            List<LatencySample> past = history.getOrDefault(name, List.of());
+            double rate;
+            String rateSource;
+            if (rates.containsKey(name)) {
+                rate = rates.get(name);
+                rateSource = String.format(Locale.ROOT, "rate %.1f/s measured over %.1f s", rate, seconds);
+            } else if (!past.isEmpty()) {
+                rate = past.get(past.size() - 1).ratePerSecond();
+                rateSource = String.format(Locale.ROOT, "rate %.1f/s from history", rate);
+            } else {
+                rate = 0;
+                rateSource = "no traffic measured yet";
+            }
+            double alpha = weightedMean(samples, ModelSample::latencyModelAlphaUs);
+            double beta = weightedMean(samples, ModelSample::latencyModelBetaUs);
+            double batch = Math.max(1, weightedMean(samples, ModelSample::batchSizeMean));
+            if (samples.isEmpty() && !past.isEmpty()) {
+                LatencySample last = past.get(past.size() - 1);
+                alpha = last.alphaMicros();
+                beta = last.betaMicros();
+                batch = Math.max(1, last.meanBatchSize());
+            }
+            long slo = info != null && info.sloMillis() > 0 ? info.sloMillis() : defaultSloMillis;
+            double perRequestUs;
+            String how;
+            if (alpha > 0 || beta > 0) {
+                double budgetUs = slo * 1000 / 2.0;
+                if (beta > 0) {
+                    double sloBatch = Math.max(1, Math.floor((budgetUs - alpha) / beta));
+                    batch = Math.min(batch, sloBatch);
+                }
+                perRequestUs = alpha / batch + beta;
+                how = String.format(Locale.ROOT, "latency model %.0f + %.1f b us at b = %.1f", alpha, beta, batch);
+            } else {
+                double batchUs = weightedMean(samples, ModelSample::inferenceLatencyUsMean);
+                perRequestUs = batchUs > 0 ? batchUs / batch : 0;
+                how = String.format(Locale.ROOT, "measured %.0f us per batch of %.1f", batchUs, batch);
+            }
+            double load = rate * perRequestUs / 1e6;
+            long memory = info != null && info.memoryBytes() > 0 ? info.memoryBytes() : defaultMemoryBytes;
+            String version = info != null && info.version() != null ? info.version()
+                    : samples.isEmpty() ? null : samples.get(0).version();
+            models.put(name, new ModelDemand(name, version, rate, batch, load, memory, alpha, beta,
+                    servedOn.getOrDefault(name, Set.of()), String.format(Locale.ROOT,
+                            "%s x %.1f us per request (%s) = %.3f device-s/s", rateSource, perRequestUs, how, load)));
+        }
+
+        Map<String, List<SubtaskSample>> byDevice = new TreeMap<>();
+        for (SubtaskSample s : current.subtasks()) {
+            String d = s.deviceId() != null ? s.deviceId() : "subtask-" + s.subtask();
+            byDevice.computeIfAbsent(d, k -> new ArrayList<>()).add(s);
+        }
+        Map<String, DeviceLoad> devices = new TreeMap<>();
+        byDevice.forEach((d, subs) -> {
+            List<Integer> ids = subs.stream().map(SubtaskSample::subtask).sorted().toList();
+            double total = subs.stream().mapToDouble(SubtaskSample::memoryTotalBytes).filter(Double::isFinite).max()
+                    .orElse(Double.NaN);
+            double used = subs.stream().mapToDouble(SubtaskSample::memoryUsedBytes).filter(Double::isFinite).max()
+                    .orElse(0);
+            double util = subs.stream().mapToDouble(SubtaskSample::utilization).filter(Double::isFinite).max()
+                    .orElse(Double.NaN);
+            double busy = subs.stream().mapToDouble(SubtaskSample::busyMsPerSecond).filter(Double::isFinite).max()
+                    .orElse(0) / 1000;
+            double bp = subs.stream().mapToDouble(SubtaskSample::backPressuredMsPerSecond).filter(Double::isFinite)
+                    .max().orElse(0) / 1000;
+            devices.put(d, new DeviceLoad(d, ids, Double.isFinite(total) ? (long) total : -1, (long) used, util, busy,
+                    bp));
+        });
+        return new Demand(current.atMillis(), current.parallelism(), models, devices);
+    }
+
+    private static SubtaskSample subtask(MetricSnapshot s, int index) {
+        return s.subtasks().stream().filter(x -> x.subtask() == index).findFirst().orElse(null);
+    }
+
+    private static ModelSample model(SubtaskSample s, String model, String version) {
+        return s.models().stream().filter(m -> m.model().equals(model) && m.version().equals(version)).findFirst()
+                .orElse(null);
+    }
+
+    private static double nz(double d) {
+        return Double.isFinite(d) ? d : 0;
+    }
+
+    /** Mean over subtasks, weighted by batches executed (a subtask that ran nothing says nothing). */
+    private static double weightedMean(List<ModelSample> samples, java.util.function.ToDoubleFunction<ModelSample> f) {
+        double sum = 0;
+        double weight = 0;
+        for (ModelSample m : samples) {
+            double v = f.applyAsDouble(m);
+            double w = Double.isFinite(m.batches()) && m.batches() > 0 ? m.batches() : 0;
+            if (Double.isFinite(v) && v > 0 && w > 0) {
+                sum += v * w;
+                weight += w;
+            }
+        }
+        return weight == 0 ? 0 : sum / weight;
+    }
+}

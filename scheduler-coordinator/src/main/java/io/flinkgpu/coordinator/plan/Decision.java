@@ -1,0 +1,9 @@
+package io.flinkgpu.coordinator.plan;
+
+/**
+ * One decision of a plan and why it was taken, in words (which metric, which threshold).
+ *
+ * @param action LOAD, REPLICATE, SCALE_IN, MOVE, EVICT, UNLOAD, UNPLACED, HOLD, ALLOCATE
+ * @param device the device concerned, or null
+ */
+public record Decision(long atMillis, String action, String model, String device, String reason) {}

@@ -1,0 +1,357 @@
+package io.flinkgpu.coordinator.plan;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Places model instances on devices.
+ *
+ * <ol>
+ *   <li>Keep the current placement, minus models and devices that are gone, and evict from any
+ *       device over its memory budget or model limit (lowest load first).
+ *   <li>Decide how many instances each model wants: enough to keep each instance's share of its
+ *       load under the target utilisation; fewer only once the load is below the target by the
+ *       hysteresis margin, so replicas do not flap.
+ *   <li>Let {@link DrfAllocator} divide memory, device time and CPU among the models by weight;
+ *       it grants each at most what it wants.
+ *   <li>Remove surplus instances (from the busiest devices), then add missing ones: a hot model
+ *       on the least loaded device that fits (replicas spread load), a cold one packed onto the
+ *       busiest device that still has headroom (co-location keeps devices free).
+ *   <li>Rebalance: while the busiest device is over target x (1 + hysteresis), move the instance
+ *       whose move lowers the peak most, if that gain exceeds the move penalty, the model was not
+ *       moved within the minimum interval, and a move back does not exceed the reversal limit.
+ * </ol>
+ *
+ * Deterministic (ties by name), plain Java; every decision carries its reason.
+ */
+public final class PlacementPlanner {
+    private final PlannerSettings settings;
+    private final DrfAllocator drf = new DrfAllocator();
+
+    public PlacementPlanner(PlannerSettings settings) {
+        this.settings = settings;
+    }
+
+    public PlannerSettings settings() {
+        return settings;
+    }
+
+    public PlacementPlan plan(List<DeviceSpec> devices, List<ModelSpec> models, Placement current,
+            List<MoveRecord> history, long now) {
+        List<Decision> decisions = new ArrayList<>();
+        Map<String, DeviceSpec> devs = new TreeMap<>();
+        devices.forEach(d -> devs.put(d.id(), d));
+        Map<String, ModelSpec> mods = new TreeMap<>();
+        models.forEach(m -> mods.put(m.name(), m));
+        Working w = new Working(devs, mods);
+
+        // 1. what is still valid of the current placement
+        current.devicesByModel().forEach((model, ds) -> {
+            for (String d : ds) {
+                if (!mods.containsKey(model)) {
+                    decisions.add(new Decision(now, "UNLOAD", model, d, "model is no longer in the catalog"));
+                } else if (!devs.containsKey(d)) {
+                    decisions.add(new Decision(now, "UNLOAD", model, d, "device " + d + " is gone"));
+                } else {
+                    w.add(model, d);
+                }
+            }
+        });
+        for (DeviceSpec d : devs.values()) {
+            while (w.memory(d.id()) > d.memoryBytes() || w.models(d.id()).size() > d.maxModels()) {
+                String victim = w.models(d.id()).stream()
+                        .min(Comparator.comparingDouble((String m) -> mods.get(m).load()).thenComparing(m -> m))
+                        .orElseThrow();
+                decisions.add(new Decision(now, "EVICT", victim, d.id(), String.format(Locale.ROOT,
+                        "%s holds %s of %s bytes and %d of %d models; %s has the lowest load (%.3f)", d.id(),
+                        w.memory(d.id()), d.memoryBytes(), w.models(d.id()).size(), d.maxModels(), victim,
+                        mods.get(victim).load())));
+                w.remove(victim, d.id());
+            }
+        }
+
+        // 2. instances wanted, with hysteresis
+        Map<String, Integer> wanted = new LinkedHashMap<>();
+        Map<String, String> wantReason = new LinkedHashMap<>();
+        double target = settings.targetUtilization();
+        for (ModelSpec m : mods.values()) {
+            int have = w.devices(m.name()).size();
+            int up = Math.max(1, (int) Math.ceil(m.load() / target - 1e-9));
+            int want;
+            String why;
+            if (up > have) {
+                want = up;
+                why = String.format(Locale.ROOT, "load %.3f device-s/s needs %d instance(s) at target %.2f", m.load(),
+                        up, target);
+            } else if (up < have && m.load() <= (have - 1) * target * (1 - settings.hysteresis())) {
+                want = Math.max(up, (int) Math.ceil(m.load() / (target * (1 - settings.hysteresis())) - 1e-9));
+                want = Math.max(1, Math.min(want, have - 1));
+                why = String.format(Locale.ROOT, "load %.3f device-s/s fell below %.3f (%d instances x target %.2f x "
+                        + "(1 - %.2f hysteresis)); %d suffice", m.load(), (have - 1) * target * (1 - settings.hysteresis()),
+                        have - 1, target, settings.hysteresis(), want);
+            } else {
+                want = Math.max(have, up);
+                why = String.format(Locale.ROOT, "load %.3f device-s/s keeps %d instance(s) (within hysteresis)",
+                        m.load(), want);
+            }
+            wanted.put(m.name(), Math.min(want, Math.max(1, devs.size())));
+            wantReason.put(m.name(), why);
+        }
+
+        // 3. DRF over the pooled capacity
+        ResourceVector capacity = new ResourceVector(
+                devs.values().stream().mapToDouble(DeviceSpec::memoryBytes).sum(), devs.size(),
+                devs.values().stream().mapToDouble(DeviceSpec::cpuCores).sum());
+        List<DrfClaimant> claimants = new ArrayList<>();
+        for (ModelSpec m : mods.values()) {
+            int want = wanted.get(m.name());
+            claimants.add(new DrfClaimant(m.name(), m.weight(), new ResourceVector(m.memoryBytes(),
+                    Math.min(1.0, m.load() / want), m.cpuPerInstance()), want));
+        }
+        DrfAllocation allocation = drf.allocate(capacity, claimants);
+        for (ModelSpec m : mods.values()) {
+            if (allocation.tasks(m.name()) < wanted.get(m.name())) {
+                decisions.add(new Decision(now, "ALLOCATE", m.name(), null, wantReason.get(m.name()) + "; DRF grants "
+                        + allocation.reason(m.name())));
+            }
+        }
+
+        // 4a. surplus instances leave the busiest devices
+        for (ModelSpec m : mods.values()) {
+            int granted = allocation.tasks(m.name());
+            while (w.devices(m.name()).size() > granted) {
+                String busiest = w.devices(m.name()).stream()
+                        .max(Comparator.comparingDouble(w::load).thenComparing(Comparator.reverseOrder()))
+                        .orElseThrow();
+                w.remove(m.name(), busiest);
+                decisions.add(new Decision(now, "SCALE_IN", m.name(), busiest, wantReason.get(m.name())
+                        + (granted < wanted.get(m.name()) ? "; DRF grants " + granted : "")
+                        + "; removed from the busiest holder " + busiest));
+            }
+        }
+        // 4b. missing instances, hot models first
+        List<ModelSpec> byLoad = new ArrayList<>(mods.values());
+        byLoad.sort(Comparator.comparingDouble(ModelSpec::load).reversed().thenComparing(ModelSpec::name));
+        for (ModelSpec m : byLoad) {
+            int granted = allocation.tasks(m.name());
+            while (w.devices(m.name()).size() < granted) {
+                int n = w.devices(m.name()).size() + 1;
+                double perInstance = m.load() / n;
+                boolean hot = perInstance >= settings.hotThreshold();
+                String d = hot ? leastLoaded(w, m, perInstance) : packed(w, m, perInstance);
+                if (d == null) {
+                    decisions.add(new Decision(now, "UNPLACED", m.name(), null, String.format(Locale.ROOT,
+                            "instance %d of %d: no device has %d bytes free and a free model slot", n, granted,
+                            m.memoryBytes())));
+                    break;
+                }
+                String action = n == 1 ? "LOAD" : "REPLICATE";
+                w.add(m.name(), d);
+                decisions.add(new Decision(now, action, m.name(), d, wantReason.get(m.name()) + String.format(
+                        Locale.ROOT, "; %s model (%.3f per instance, hot from %.2f) -> %s, %s", hot ? "hot" : "cold",
+                        perInstance, settings.hotThreshold(), d,
+                        hot ? "the least loaded device that fits" : "packed with others within target")));
+            }
+        }
+
+        // 5. rebalance, bounded
+        List<MoveRecord> moves = new ArrayList<>();
+        List<MoveRecord> allMoves = new ArrayList<>(history);
+        double overload = target * (1 + settings.hysteresis());
+        java.util.Set<String> held = new TreeSet<>();
+        while (moves.size() < settings.maxMovesPerPlan() && !devs.isEmpty()) {
+            String hottest = devs.keySet().stream()
+                    .max(Comparator.comparingDouble(w::load).thenComparing(Comparator.reverseOrder()))
+                    .orElseThrow();
+            double peak = w.load(hottest);
+            if (peak <= overload) {
+                break;
+            }
+            Candidate best = null;
+            for (String model : w.models(hottest)) {
+                double x = w.instanceLoad(model);
+                MoveRecord last = lastMove(allMoves, model);
+                if (last != null && now - last.atMillis() < settings.minMoveIntervalMillis()) {
+                    if (held.add(model)) {
+                        decisions.add(new Decision(now, "HOLD", model, hottest, String.format(Locale.ROOT,
+                                "%s is at %.3f > %.3f but %s moved %d s ago (minimum interval %d s)", hottest, peak,
+                                overload, model, (now - last.atMillis()) / 1000,
+                                settings.minMoveIntervalMillis() / 1000)));
+                    }
+                    continue;
+                }
+                for (String to : devs.keySet()) {
+                    if (to.equals(hottest) || w.devices(model).contains(to) || !w.fits(model, to)) {
+                        continue;
+                    }
+                    double newPeak = Math.max(peak - x, w.load(to) + x);
+                    double gain = peak - newPeak;
+                    if (gain <= settings.movePenalty()) {
+                        continue;
+                    }
+                    boolean reversal = isReversal(allMoves, model, hottest, to, now);
+                    if (reversal && reversals(allMoves, model, now) >= settings.maxReversalsPerWindow()) {
+                        if (held.add(model)) {
+                            decisions.add(new Decision(now, "HOLD", model, hottest, String.format(Locale.ROOT,
+                                    "moving %s back to %s would be its reversal number %d within %d min (limit %d)",
+                                    model, to, reversals(allMoves, model, now) + 1,
+                                    settings.reversalWindowMillis() / 60_000, settings.maxReversalsPerWindow())));
+                        }
+                        continue;
+                    }
+                    if (best == null || gain > best.gain + 1e-12
+                            || (Math.abs(gain - best.gain) <= 1e-12 && (model + to).compareTo(best.model + best.to) < 0)) {
+                        best = new Candidate(model, to, gain, newPeak, reversal);
+                    }
+                }
+            }
+            if (best == null) {
+                break;
+            }
+            double toLoad = w.load(best.to);
+            w.remove(best.model, hottest);
+            w.add(best.model, best.to);
+            MoveRecord move = new MoveRecord(best.model, hottest, best.to, now, best.reversal);
+            moves.add(move);
+            allMoves.add(move);
+            decisions.add(new Decision(now, "MOVE", best.model, best.to, String.format(Locale.ROOT,
+                    "%s at %.3f device-s/s > %.3f (target %.2f + %.0f%% hysteresis); moving %s (%.3f) from %s to %s "
+                            + "(%.3f) lowers the peak to %.3f, a gain of %.3f > move penalty %.3f%s",
+                    hottest, peak, overload, target, settings.hysteresis() * 100, best.model,
+                    w.instanceLoad(best.model), hottest, best.to, toLoad, best.newPeak, best.gain,
+                    settings.movePenalty(), best.reversal ? " (a reversal)" : "")));
+        }
+
+        Map<String, Double> loads = new TreeMap<>();
+        devs.keySet().forEach(d -> loads.put(d, w.load(d)));
+        return new PlacementPlan(current, w.placement(), List.copyOf(decisions), List.copyOf(moves), loads,
+                allocation);
+    }
+
+    private record Candidate(String model, String to, double gain, double newPeak, boolean reversal) {}
+
+    private String leastLoaded(Working w, ModelSpec m, double perInstance) {
+        return w.devs.keySet().stream()
+                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d))
+                .min(Comparator.comparingDouble(w::load)
+                        .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
+                        .thenComparing(d -> d))
+                .orElse(null);
+    }
+
+    private String packed(Working w, ModelSpec m, double perInstance) {
+        double target = settings.targetUtilization();
+        String within = w.devs.keySet().stream()
+                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d))
+                .filter(d -> w.load(d) + perInstance <= target)
+                .max(Comparator.comparingDouble(w::load)
+                        .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
+                        .thenComparing(Comparator.reverseOrder()))
+                .orElse(null);
+        return within != null ? within : leastLoaded(w, m, perInstance);
+    }
+
+    private static MoveRecord lastMove(List<MoveRecord> moves, String model) {
+        MoveRecord last = null;
+        for (MoveRecord r : moves) {
+            if (r.model().equals(model) && (last == null || r.atMillis() >= last.atMillis())) {
+                last = r;
+            }
+        }
+        return last;
+    }
+
+    private boolean isReversal(List<MoveRecord> moves, String model, String from, String to, long now) {
+        for (MoveRecord r : moves) {
+            if (r.model().equals(model) && r.from().equals(to) && r.to().equals(from)
+                    && now - r.atMillis() < settings.reversalWindowMillis()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private int reversals(List<MoveRecord> moves, String model, long now) {
+        int n = 0;
+        for (MoveRecord r : moves) {
+            if (r.model().equals(model) && r.reversal() && now - r.atMillis() < settings.reversalWindowMillis()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The placement being built, with per-device memory and load. */
+    private static final class Working {
+        final Map<String, DeviceSpec> devs;
+        final Map<String, ModelSpec> mods;
+        final SortedMap<String, SortedSet<String>> byModel = new TreeMap<>();
+
+        Working(Map<String, DeviceSpec> devs, Map<String, ModelSpec> mods) {
+            this.devs = devs;
+            this.mods = mods;
+        }
+
+        void add(String model, String device) {
+            byModel.computeIfAbsent(model, k -> new TreeSet<>()).add(device);
+        }
+
+        void remove(String model, String device) {
+            SortedSet<String> ds = byModel.get(model);
+            if (ds != null) {
+                ds.remove(device);
+                if (ds.isEmpty()) {
+                    byModel.remove(model);
+                }
+            }
+        }
+
+        SortedSet<String> devices(String model) {
+            return byModel.getOrDefault(model, new TreeSet<>());
+        }
+
+        SortedSet<String> models(String device) {
+            TreeSet<String> out = new TreeSet<>();
+            byModel.forEach((m, ds) -> {
+                if (ds.contains(device)) {
+                    out.add(m);
+                }
+            });
+            return out;
+        }
+
+        long memory(String device) {
+            return models(device).stream().mapToLong(m -> mods.get(m).memoryBytes()).sum();
+        }
+
+        long freeMemory(String device) {
+            return devs.get(device).memoryBytes() - memory(device);
+        }
+
+        double instanceLoad(String model) {
+            int n = devices(model).size();
+            return n == 0 ? 0 : mods.get(model).load() / n;
+        }
+
+        double load(String device) {
+            return models(device).stream().mapToDouble(this::instanceLoad).sum();
+        }
+
+        boolean fits(String model, String device) {
+            DeviceSpec d = devs.get(device);
+            return freeMemory(device) >= mods.get(model).memoryBytes() && models(device).size() < d.maxModels();
+        }
+
+        Placement placement() {
+            return new Placement(byModel);
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.flinkgpu.coordinator.realize;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * Changes a vertex's parallelism through Flink's REST API with the adaptive scheduler's
+ * resource requirements (FLIP-291): {@code GET /jobs/<id>/resource-requirements} and
+ * {@code PUT} of the whole map with the vertex's {@code upperBound} (and {@code lowerBound} 1)
+ * changed. The adaptive scheduler then rescales the job from its latest checkpoint when the
+ * slots are there. With the default scheduler the endpoint answers an error; the fallback
+ * (stop-with-savepoint and resubmit) is not built.
+ */
+public final class ParallelismRealizer implements Rescaler {
+    private final HttpClient http;
+    private final ObjectMapper json = new ObjectMapper();
+    private final String baseUrl;
+    private final Duration timeout;
+
+    public ParallelismRealizer(String restUrl, Duration timeout) {
+        this.baseUrl = restUrl.endsWith("/") ? restUrl.substring(0, restUrl.length() - 1) : restUrl;
+        this.timeout = timeout;
+        this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
+    }
+
+    /** The current upper bound of {@code vertexId}'s parallelism. */
+    public int upperBound(String jobId, String vertexId) throws IOException, InterruptedException {
+        JsonNode v = requirements(jobId).get(vertexId);
+        if (v == null) {
+            throw new IOException("job " + jobId + " has no vertex " + vertexId + " in its resource requirements");
+        }
+        return v.path("parallelism").path("upperBound").asInt();
+    }
+
+    /** Asks the adaptive scheduler to run {@code vertexId} with {@code parallelism} subtasks. */
+    @Override
+    public void setParallelism(String jobId, String vertexId, int parallelism) throws IOException, InterruptedException {
+        if (parallelism < 1) {
+            throw new IllegalArgumentException("parallelism must be at least 1");
+        }
+        ObjectNode all = requirements(jobId);
+        JsonNode v = all.get(vertexId);
+        if (v == null) {
+            throw new IOException("job " + jobId + " has no vertex " + vertexId + " in its resource requirements");
+        }
+        ObjectNode p = ((ObjectNode) v).with("parallelism");
+        p.put("lowerBound", 1);
+        p.put("upperBound", parallelism);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/jobs/" + jobId + "/resource-requirements"))
+                .timeout(timeout)
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(all)))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() / 100 != 2) {
+            throw new IOException("PUT resource-requirements answered " + r.statusCode() + ": " + r.body());
+        }
+    }
+
+    private ObjectNode requirements(String jobId) throws IOException, InterruptedException {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/jobs/" + jobId + "/resource-requirements"))
+                .timeout(timeout).GET().build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IOException("GET resource-requirements answered " + r.statusCode() + ": " + r.body());
+        }
+        JsonNode node = json.readTree(r.body());
+        if (!(node instanceof ObjectNode o)) {
+            throw new IOException("unexpected resource requirements: " + r.body());
+        }
+        return o;
+    }
+
+    private URI uri(String path) {
+        return URI.create(baseUrl + path);
+    }
+}

@@ -1,0 +1,72 @@
+package io.flinkgpu.coordinator.state;
+
+import io.flinkgpu.coordinator.plan.Decision;
+import io.flinkgpu.coordinator.plan.MoveRecord;
+import io.flinkgpu.coordinator.plan.Placement;
+import io.flinkgpu.inference.routing.ControlMessage;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Everything the coordinator must remember across restarts. Like the autoscaler's
+ * {@code AutoScalerStateStore}: one interface, a durable implementation
+ * ({@link RocksDbStateStore}) and an in-memory one for tests ({@link InMemoryStateStore}).
+ * Implementations are thread-safe; every write survives a crash of the process when the method
+ * returns, and {@link #recordPlan} (with everything written before it) a crash of the machine.
+ */
+public interface StateStore extends AutoCloseable {
+
+    // model catalog
+    Map<String, ModelInfo> models();
+
+    void putModel(ModelInfo model);
+
+    void removeModel(String name);
+
+    // latency-model and rate history, newest last, bounded per model
+    void appendLatency(String model, LatencySample sample);
+
+    List<LatencySample> latencyHistory(String model);
+
+    // placements and the moves that led to them (for hysteresis and the reversal limit)
+    Placement placement();
+
+    void putPlacement(Placement placement);
+
+    List<MoveRecord> moves();
+
+    void appendMoves(List<MoveRecord> moves);
+
+    // plans
+    /** The epoch of the last plan recorded, 0 before the first. */
+    long lastEpoch();
+
+    Optional<ControlMessage> lastPlan();
+
+    /**
+     * Records a plan as published. Its epoch must be greater than {@link #lastEpoch()}: a store never
+     * goes back, so a restarted coordinator never publishes an older epoch.
+     *
+     * @throws IllegalStateException if the epoch is not newer
+     */
+    void recordPlan(ControlMessage plan);
+
+    // decision log, newest last, bounded
+    void appendDecisions(List<Decision> decisions);
+
+    List<Decision> recentDecisions(int limit);
+
+    // tenants
+    Map<String, Double> tenantWeights();
+
+    void putTenantWeight(String tenant, double weight);
+
+    // operator switch
+    boolean paused();
+
+    void setPaused(boolean paused);
+
+    @Override
+    void close();
+}

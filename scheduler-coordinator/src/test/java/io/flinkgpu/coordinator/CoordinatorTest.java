@@ -1,0 +1,211 @@
+package io.flinkgpu.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinkgpu.coordinator.plan.Decision;
+import io.flinkgpu.coordinator.realize.PlanRealizer;
+import io.flinkgpu.coordinator.state.InMemoryStateStore;
+import io.flinkgpu.coordinator.state.RocksDbStateStore;
+import io.flinkgpu.coordinator.state.StateStore;
+import io.flinkgpu.inference.routing.ControlMessage;
+import io.flinkgpu.inference.routing.ControlPlanState;
+import io.flinkgpu.inference.routing.RouteTarget;
+import io.flinkgpu.inference.routing.SubtaskCommand;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.configuration.Configuration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CoordinatorTest {
+    /** Keeps what was published; fails on demand. */
+    static final class RecordingRealizer implements PlanRealizer {
+        final List<ControlMessage> published = new ArrayList<>();
+        boolean failing;
+
+        @Override
+        public void publish(ControlMessage plan) {
+            if (failing) {
+                throw new IllegalStateException("broker down (test)");
+            }
+            published.add(plan);
+        }
+    }
+
+    static Configuration config() {
+        Configuration c = new Configuration();
+        c.set(CoordinatorOptions.MIN_MOVE_INTERVAL, java.time.Duration.ofSeconds(30));
+        return c;
+    }
+
+    /** Two subtasks on two devices; both models hash onto subtask 0 (sim:0), which is overloaded. */
+    static FakeCluster skewed() {
+        // hot: 1500 req/s x (2000/4 + 250) us = 1.125 device-s/s; warm: 800 x 375 us = 0.3
+        return new FakeCluster(2, 2).serve("hot", 2000, 250, 1500, 0).serve("warm", 1000, 125, 800, 0);
+    }
+
+    @Test
+    void firstCycleMeasuresAndSecondPublishesAPlanThatSpreadsTheOverloadedDevice() {
+        FakeCluster cluster = skewed();
+        RecordingRealizer realizer = new RecordingRealizer();
+        CoordinatorMetrics metrics = new CoordinatorMetrics();
+        Coordinator c = new Coordinator(config(), cluster, realizer, new InMemoryStateStore(), metrics, cluster.clock());
+        c.runOnce(false);
+        cluster.advance(10_000);
+        Coordinator.CycleResult r = c.runOnce(false);
+        assertThat(r.published()).isTrue();
+        ControlMessage plan = r.plan();
+        assertThat(plan.epoch()).isEqualTo(realizer.published.get(realizer.published.size() - 1).epoch());
+        assertThat(plan.parallelism()).isEqualTo(2);
+        // the hot model needs 2 instances at target 0.7: both subtasks serve it
+        assertThat(plan.route("hot").orElseThrow().targets()).extracting(RouteTarget::subtask)
+                .containsExactlyInAnyOrder(0, 1);
+        assertThat(plan.commands()).anySatisfy(cmd -> {
+            assertThat(cmd.action()).isEqualTo(SubtaskCommand.Action.LOAD);
+            assertThat(cmd.subtask()).isEqualTo(1);
+        });
+        assertThat(plan.reason()).isNotBlank();
+        assertThat(c.store().recentDecisions(100)).extracting(Decision::action).contains("PUBLISH", "REPLICATE");
+        assertThat(metrics.plansPublished()).isEqualTo(realizer.published.size());
+        assertThat(metrics.prometheusText()).contains("coordinator_plans_published_total " + realizer.published.size())
+                .contains("coordinator_decision_latency_seconds_count 2");
+        // the job side accepts every plan in order
+        ControlPlanState job = new ControlPlanState();
+        realizer.published.forEach(p -> assertThat(job.offer(p)).isEqualTo(ControlPlanState.Outcome.APPLIED));
+    }
+
+    @Test
+    void unchangedLoadPublishesNothingNew() {
+        FakeCluster cluster = skewed();
+        RecordingRealizer realizer = new RecordingRealizer();
+        Coordinator c = new Coordinator(config(), cluster, realizer, new InMemoryStateStore(), new CoordinatorMetrics(),
+                cluster.clock());
+        for (int i = 0; i < 3; i++) {
+            c.runOnce(false);
+            cluster.advance(10_000);
+        }
+        int published = realizer.published.size();
+        // the traffic now follows the plan: spread over both subtasks, same totals
+        cluster.serve("hot", 2000, 250, 750, 750).serve("warm", 1000, 125, 800, 0);
+        c.runOnce(false);
+        for (int i = 0; i < 5; i++) {
+            cluster.advance(10_000);
+            assertThat(c.runOnce(false).published()).as("cycle %d", i).isFalse();
+        }
+        assertThat(realizer.published).hasSize(published);
+    }
+
+    @Test
+    void onlyProportionsOfRoutingWeightsCountAsAChange() {
+        List<io.flinkgpu.inference.routing.ModelRoute> one = List.of(new io.flinkgpu.inference.routing.ModelRoute("m",
+                List.of(new RouteTarget(0, 0.4)), "r"));
+        List<io.flinkgpu.inference.routing.ModelRoute> oneOther = List.of(new io.flinkgpu.inference.routing.ModelRoute(
+                "m", List.of(new RouteTarget(0, 0.9)), "r"));
+        assertThat(Coordinator.routesChanged(one, oneOther, 0.2)).isFalse();
+        List<io.flinkgpu.inference.routing.ModelRoute> two = List.of(new io.flinkgpu.inference.routing.ModelRoute("m",
+                List.of(new RouteTarget(0, 0.5), new RouteTarget(1, 0.5)), "r"));
+        List<io.flinkgpu.inference.routing.ModelRoute> twoScaled = List.of(new io.flinkgpu.inference.routing.ModelRoute(
+                "m", List.of(new RouteTarget(0, 0.2), new RouteTarget(1, 0.2)), "r"));
+        List<io.flinkgpu.inference.routing.ModelRoute> twoSkewed = List.of(new io.flinkgpu.inference.routing.ModelRoute(
+                "m", List.of(new RouteTarget(0, 0.8), new RouteTarget(1, 0.2)), "r"));
+        assertThat(Coordinator.routesChanged(two, twoScaled, 0.2)).isFalse();
+        assertThat(Coordinator.routesChanged(two, twoSkewed, 0.2)).isTrue();
+        assertThat(Coordinator.routesChanged(one, two, 0.2)).isTrue();
+    }
+
+    @Test
+    void noFirstPlanIsPublishedBeforeThereIsAModelToRoute() {
+        FakeCluster idle = new FakeCluster(2, 2);
+        RecordingRealizer realizer = new RecordingRealizer();
+        Coordinator c = new Coordinator(config(), idle, realizer, new InMemoryStateStore(), new CoordinatorMetrics(),
+                idle.clock());
+        c.runOnce(false);
+        idle.advance(10_000);
+        assertThat(c.runOnce(false).published()).isFalse();
+        assertThat(realizer.published).isEmpty();
+        assertThat(c.store().lastEpoch()).isZero();
+    }
+
+    @Test
+    void pausedCoordinatorCollectsButDoesNotPlan() {
+        FakeCluster cluster = skewed();
+        RecordingRealizer realizer = new RecordingRealizer();
+        StateStore store = new InMemoryStateStore();
+        store.setPaused(true);
+        Coordinator c = new Coordinator(config(), cluster, realizer, store, new CoordinatorMetrics(), cluster.clock());
+        c.runOnce(false);
+        cluster.advance(10_000);
+        Coordinator.CycleResult r = c.runOnce(false);
+        assertThat(r.skipped()).isEqualTo("paused");
+        assertThat(r.demand().models()).containsKey("hot");
+        assertThat(realizer.published).isEmpty();
+    }
+
+    @Test
+    void unreadableMetricsSkipTheCycleWithTheReason() {
+        FakeCluster cluster = skewed();
+        cluster.down(true);
+        CoordinatorMetrics metrics = new CoordinatorMetrics();
+        Coordinator c = new Coordinator(config(), cluster, new RecordingRealizer(), new InMemoryStateStore(), metrics,
+                cluster.clock());
+        assertThat(c.runOnce(false).skipped()).contains("REST unreachable");
+        assertThat(metrics.prometheusText()).contains("coordinator_cycle_failures_total 1");
+    }
+
+    @Test
+    void aPlanThatCouldNotBePublishedIsRepublishedUnderItsOwnEpoch() {
+        FakeCluster cluster = skewed();
+        RecordingRealizer realizer = new RecordingRealizer();
+        Coordinator c = new Coordinator(config(), cluster, realizer, new InMemoryStateStore(), new CoordinatorMetrics(),
+                cluster.clock());
+        realizer.failing = true;
+        c.runOnce(false);
+        cluster.advance(10_000);
+        Coordinator.CycleResult r = c.runOnce(false);
+        assertThat(r.published()).isFalse();
+        long recorded = c.store().lastEpoch();
+        assertThat(recorded).isPositive();
+        realizer.failing = false;
+        cluster.advance(10_000);
+        c.runOnce(false);
+        assertThat(realizer.published).extracting(ControlMessage::epoch).contains(recorded);
+    }
+
+    @Test
+    void restartedCoordinatorResumesFromRocksDbWithTheSameEpochAndNeverGoesBack(@TempDir Path dir) {
+        FakeCluster cluster = skewed();
+        RecordingRealizer first = new RecordingRealizer();
+        long epoch;
+        ControlMessage last;
+        try (StateStore store = RocksDbStateStore.open(dir)) {
+            Coordinator c = new Coordinator(config(), cluster, first, store, new CoordinatorMetrics(), cluster.clock());
+            c.runOnce(false);
+            cluster.advance(10_000);
+            c.runOnce(false);
+            epoch = store.lastEpoch();
+            last = store.lastPlan().orElseThrow();
+        }
+        assertThat(epoch).isPositive();
+        RecordingRealizer second = new RecordingRealizer();
+        try (StateStore store = RocksDbStateStore.open(dir)) {
+            Coordinator c = new Coordinator(config(), cluster, second, store, new CoordinatorMetrics(), cluster.clock());
+            assertThat(c.resume()).contains(last);
+            assertThat(second.published).containsExactly(last);
+            // new load: the next plan's epoch continues from the stored one
+            cluster.serve("hot", 2000, 250, 1500, 1500);
+            for (int i = 0; i < 3; i++) {
+                cluster.advance(60_000);
+                c.runOnce(false);
+            }
+            assertThat(second.published).extracting(ControlMessage::epoch).allSatisfy(e -> assertThat(e)
+                    .isGreaterThanOrEqualTo(epoch));
+            assertThat(store.lastEpoch()).isGreaterThanOrEqualTo(epoch);
+        }
+        // whatever the job saw first, it never has to go back
+        ControlPlanState job = new ControlPlanState();
+        first.published.forEach(job::offer);
+        second.published.forEach(p -> assertThat(job.offer(p)).isNotEqualTo(ControlPlanState.Outcome.INVALID));
+        assertThat(job.currentEpoch()).isEqualTo(second.published.get(second.published.size() - 1).epoch());
+    }
+}

@@ -1,0 +1,95 @@
+package io.flinkgpu.coordinator;
+
+import io.flinkgpu.coordinator.collect.MetricSnapshot;
+import io.flinkgpu.coordinator.collect.MetricSource;
+import io.flinkgpu.coordinator.collect.ModelSample;
+import io.flinkgpu.coordinator.collect.SubtaskSample;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A metric source for loop tests: {@code subtasks} inference subtasks on {@code devices}
+ * simulated GPUs (subtask i on sim:(i mod devices)), each model served at a settable rate per
+ * subtask with a fixed latency model; counters advance with a settable clock.
+ */
+public final class FakeCluster implements MetricSource {
+    public static final long GIB = 1L << 30;
+
+    private final int subtasks;
+    private final int devices;
+    private long nowMillis = 1_000_000;
+    private final Map<String, double[]> ratePerSubtask = new TreeMap<>();
+    private final Map<String, double[]> counters = new TreeMap<>();
+    private final Map<String, double[]> latencyModel = new TreeMap<>();
+    private boolean down;
+
+    public FakeCluster(int subtasks, int devices) {
+        this.subtasks = subtasks;
+        this.devices = devices;
+    }
+
+    /** {@code rates[i]}: requests/s of {@code model} on subtask i; alpha/beta in microseconds. */
+    public FakeCluster serve(String model, double alphaUs, double betaUs, double... rates) {
+        ratePerSubtask.put(model, rates.clone());
+        counters.putIfAbsent(model, new double[subtasks]);
+        latencyModel.put(model, new double[] {alphaUs, betaUs});
+        return this;
+    }
+
+    public void advance(long millis) {
+        for (Map.Entry<String, double[]> e : ratePerSubtask.entrySet()) {
+            double[] c = counters.get(e.getKey());
+            for (int i = 0; i < subtasks; i++) {
+                c[i] += e.getValue()[i] * millis / 1000.0;
+            }
+        }
+        nowMillis += millis;
+    }
+
+    public void down(boolean isDown) {
+        down = isDown;
+    }
+
+    public Clock clock() {
+        return new Clock() {
+            @Override
+            public ZoneOffset getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return Instant.ofEpochMilli(nowMillis);
+            }
+        };
+    }
+
+    @Override
+    public MetricSnapshot collect() throws CollectException {
+        if (down) {
+            throw new CollectException("REST unreachable (test)");
+        }
+        List<SubtaskSample> out = new ArrayList<>();
+        for (int i = 0; i < subtasks; i++) {
+            List<ModelSample> models = new ArrayList<>();
+            for (String m : ratePerSubtask.keySet()) {
+                double[] lm = latencyModel.get(m);
+                double count = counters.get(m)[i];
+                models.add(new ModelSample(m, "1", count, count, count / 4, 0, 4, lm[0] + 4 * lm[1], 1000, lm[0],
+                        lm[1]));
+            }
+            out.add(new SubtaskSample(i, "sim:" + (i % devices), 0, 8.0 * GIB, 0.5, 500, 0, 0, models));
+        }
+        return new MetricSnapshot(nowMillis, "job", "vertex", subtasks, out);
+    }
+}

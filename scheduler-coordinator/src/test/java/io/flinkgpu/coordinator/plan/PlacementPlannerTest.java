@@ -1,0 +1,158 @@
+package io.flinkgpu.coordinator.plan;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinkgpu.inference.routing.ModelRoute;
+import io.flinkgpu.inference.routing.RouteTarget;
+import io.flinkgpu.inference.routing.SubtaskCommand;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PlacementPlannerTest {
+    static final long GIB = 1L << 30;
+    static final long MIB = 1L << 20;
+
+    private final PlacementPlanner planner = new PlacementPlanner(PlannerSettings.defaults());
+
+    static List<DeviceSpec> devices(int n) {
+        List<DeviceSpec> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(new DeviceSpec("sim:" + i, 8 * GIB, 4, 1, List.of(i)));
+        }
+        return out;
+    }
+
+    static ModelSpec model(String name, double load) {
+        return new ModelSpec(name, 512 * MIB, load, 0.1, 1);
+    }
+
+    @Test
+    void replicatesAHotModelAndCoLocatesColdOnes() {
+        PlacementPlan plan = planner.plan(devices(3),
+                List.of(model("hot", 1.0), model("cold-a", 0.05), model("cold-b", 0.05)), Placement.EMPTY, List.of(),
+                0);
+        assertThat(plan.placement().devices("hot")).hasSize(2);
+        assertThat(plan.placement().devices("cold-a")).hasSize(1).isEqualTo(plan.placement().devices("cold-b"));
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("REPLICATE");
+            assertThat(d.model()).isEqualTo("hot");
+            assertThat(d.reason()).contains("load 1.000 device-s/s needs 2 instance(s) at target 0.70");
+        });
+        assertThat(plan.decisions()).allSatisfy(d -> assertThat(d.reason()).isNotBlank());
+    }
+
+    @Test
+    void routesEachModelToTheSubtasksOfItsDevicesWeightedByHeadroom() {
+        List<DeviceSpec> devices = List.of(new DeviceSpec("sim:0", 8 * GIB, 4, 1, List.of(0, 2)),
+                new DeviceSpec("sim:1", 8 * GIB, 4, 1, List.of(1, 3)));
+        Placement current = Placement.of(Map.of("a", Set.of("sim:0"), "b", Set.of("sim:0", "sim:1")));
+        PlacementPlan plan = planner.plan(devices, List.of(model("a", 0.3), model("b", 0.8)), current, List.of(), 0);
+        assertThat(plan.placement()).isEqualTo(current);
+        ModelRoute b = plan.routes(devices).stream().filter(r -> r.model().equals("b")).findFirst().orElseThrow();
+        assertThat(b.targets()).extracting(RouteTarget::subtask).containsExactlyInAnyOrder(0, 1, 2, 3);
+        // sim:0 carries 0.3 + 0.4, sim:1 0.4: headroom 0.3 and 0.6, so sim:1's subtasks get twice the weight
+        double w0 = b.targets().stream().filter(t -> t.subtask() == 0).findFirst().orElseThrow().weight();
+        double w1 = b.targets().stream().filter(t -> t.subtask() == 1).findFirst().orElseThrow().weight();
+        assertThat(w1 / w0).isCloseTo(2.0, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(b.reason()).contains("headroom");
+    }
+
+    @Test
+    void isStableUnderUnchangedLoad() {
+        List<DeviceSpec> devices = devices(3);
+        List<ModelSpec> models = List.of(model("hot", 1.2), model("warm", 0.5), model("cold", 0.02));
+        PlacementPlan first = planner.plan(devices, models, Placement.EMPTY, List.of(), 0);
+        PlacementPlan second = planner.plan(devices, models, first.placement(), first.moves(), 3_600_000);
+        assertThat(second.placement()).isEqualTo(first.placement());
+        assertThat(second.moves()).isEmpty();
+        assertThat(second.changesPlacement()).isFalse();
+        assertThat(second.commands(devices)).isEmpty();
+    }
+
+    @Test
+    void movesAnInstanceOffAnOverloadedDeviceWhenTheGainBeatsTheMovePenalty() {
+        List<DeviceSpec> devices = devices(2);
+        Placement crowded = Placement.of(Map.of("a", Set.of("sim:0"), "b", Set.of("sim:0")));
+        PlacementPlan plan = planner.plan(devices, List.of(model("a", 0.5), model("b", 0.45)), crowded, List.of(), 0);
+        assertThat(plan.moves()).hasSize(1);
+        MoveRecord move = plan.moves().get(0);
+        assertThat(move.from()).isEqualTo("sim:0");
+        assertThat(move.to()).isEqualTo("sim:1");
+        assertThat(plan.deviceLoad().values()).allSatisfy(l -> assertThat(l).isLessThanOrEqualTo(0.5));
+        assertThat(plan.decisions()).anySatisfy(d -> assertThat(d.reason())
+                .contains("sim:0 at 0.950 device-s/s > 0.805").contains("> move penalty 0.100"));
+        List<SubtaskCommand> commands = plan.commands(devices);
+        assertThat(commands).extracting(SubtaskCommand::action)
+                .containsExactlyInAnyOrder(SubtaskCommand.Action.LOAD, SubtaskCommand.Action.UNLOAD);
+    }
+
+    @Test
+    void doesNotMoveWhenTheGainIsBelowThePenalty() {
+        // sim:0 at 0.85 (over 0.805), sim:1 at 0.7: moving 0.1 would lower the peak by 0.1, not more
+        List<DeviceSpec> devices = devices(2);
+        Placement p = Placement.of(Map.of("a", Set.of("sim:0"), "b", Set.of("sim:0"), "c", Set.of("sim:1")));
+        PlacementPlan plan = planner.plan(devices, List.of(model("a", 0.65), model("b", 0.2), model("c", 0.7)), p,
+                List.of(), 0);
+        assertThat(plan.moves()).isEmpty();
+        assertThat(plan.placement()).isEqualTo(p);
+    }
+
+    @Test
+    void holdsAModelThatMovedWithinTheMinimumInterval() {
+        List<DeviceSpec> devices = devices(2);
+        Placement crowded = Placement.of(Map.of("a", Set.of("sim:0"), "b", Set.of("sim:0")));
+        List<MoveRecord> history = List.of(new MoveRecord("a", "sim:1", "sim:0", 0, false),
+                new MoveRecord("b", "sim:1", "sim:0", 0, false));
+        PlacementPlan plan = planner.plan(devices, List.of(model("a", 0.5), model("b", 0.45)), crowded, history,
+                60_000);
+        assertThat(plan.moves()).isEmpty();
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("HOLD");
+            assertThat(d.reason()).contains("moved 60 s ago (minimum interval 120 s)");
+        });
+    }
+
+    @Test
+    void keepsReplicasWithinTheHysteresisBandAndScalesInBelowIt() {
+        List<DeviceSpec> devices = devices(2);
+        Placement two = Placement.of(Map.of("m", Set.of("sim:0", "sim:1")));
+        // 0.65 needs 1 instance at 0.7, but it is above 0.7 x 0.85 = 0.595: keep 2
+        assertThat(planner.plan(devices, List.of(model("m", 0.65)), two, List.of(), 0).placement()).isEqualTo(two);
+        PlacementPlan in = planner.plan(devices, List.of(model("m", 0.5)), two, List.of(), 0);
+        assertThat(in.placement().devices("m")).hasSize(1);
+        assertThat(in.decisions()).anySatisfy(d -> assertThat(d.action()).isEqualTo("SCALE_IN"));
+    }
+
+    @Test
+    void evictsFromADeviceOverItsBudgetAndSaysWhy() {
+        List<DeviceSpec> small = List.of(new DeviceSpec("sim:0", GIB, 4, 1, List.of(0)),
+                new DeviceSpec("sim:1", GIB, 4, 1, List.of(1)));
+        Placement over = Placement.of(Map.of("a", Set.of("sim:0"), "b", Set.of("sim:0"), "c", Set.of("sim:0")));
+        PlacementPlan plan = planner.plan(small, List.of(model("a", 0.3), model("b", 0.01), model("c", 0.2)), over,
+                List.of(), 0);
+        assertThat(plan.placement().models("sim:0")).hasSize(2);
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("EVICT");
+            assertThat(d.model()).isEqualTo("b");
+            assertThat(d.reason()).contains("lowest load");
+        });
+        assertThat(plan.placement().devices("b")).containsExactly("sim:1");
+    }
+
+    @Test
+    void modelsThatDoNotFitAreLeftUnplacedWithAReason() {
+        List<DeviceSpec> one = List.of(new DeviceSpec("sim:0", GIB, 4, 1, List.of(0)));
+        PlacementPlan plan = planner.plan(one,
+                List.of(new ModelSpec("big", 2 * GIB, 0.1, 0.1, 1), model("small", 0.1)), Placement.EMPTY, List.of(),
+                0);
+        assertThat(plan.placement().devices("small")).containsExactly("sim:0");
+        assertThat(plan.placement().devices("big")).isEmpty();
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.model()).isEqualTo("big");
+            assertThat(d.reason()).contains("device memory");
+        });
+    }
+}

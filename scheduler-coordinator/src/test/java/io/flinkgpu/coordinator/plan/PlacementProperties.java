@@ -1,0 +1,147 @@
+package io.flinkgpu.coordinator.plan;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+class PlacementProperties {
+    static final long MIB = 1L << 20;
+
+    record Fleet(List<DeviceSpec> devices, List<ModelSpec> models, Placement current) {}
+
+    private final PlannerSettings settings = PlannerSettings.defaults();
+    private final PlacementPlanner planner = new PlacementPlanner(settings);
+
+    @Provide
+    Arbitrary<Fleet> fleets() {
+        Arbitrary<List<DeviceSpec>> devices = Combinators.combine(
+                        Arbitraries.integers().between(1, 4), // count
+                        Arbitraries.integers().between(1, 16), // memory in 256 MiB units
+                        Arbitraries.integers().between(1, 4)) // max models
+                .as((n, mem, max) -> {
+                    List<DeviceSpec> out = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        out.add(new DeviceSpec("d" + i, mem * 256 * MIB, max, 2, List.of(i)));
+                    }
+                    return out;
+                });
+        Arbitrary<ModelSpec> model = Combinators.combine(Arbitraries.integers().between(1, 12),
+                        Arbitraries.doubles().between(0, 2.5), Arbitraries.integers().between(1, 3))
+                .as((mem, load, w) -> new ModelSpec("?", mem * 128 * MIB, load, 0.1, w));
+        Arbitrary<List<ModelSpec>> models = model.list().ofMinSize(1).ofMaxSize(7).map(list -> {
+            List<ModelSpec> out = new ArrayList<>();
+            for (int i = 0; i < list.size(); i++) {
+                ModelSpec m = list.get(i);
+                out.add(new ModelSpec("m" + i, m.memoryBytes(), m.load(), m.cpuPerInstance(), m.weight()));
+            }
+            return out;
+        });
+        return Combinators.combine(devices, models, Arbitraries.longs()).as((ds, ms, seed) -> {
+            // a random current placement, possibly over the limits (budgets may have shrunk)
+            java.util.Random r = new java.util.Random(seed);
+            Map<String, Set<String>> p = new TreeMap<>();
+            for (ModelSpec m : ms) {
+                for (DeviceSpec d : ds) {
+                    if (r.nextInt(3) == 0) {
+                        p.computeIfAbsent(m.name(), k -> new TreeSet<>()).add(d.id());
+                    }
+                }
+            }
+            return new Fleet(ds, ms, Placement.of(p));
+        });
+    }
+
+    static void assertWithinLimits(Fleet f, Placement p) {
+        for (DeviceSpec d : f.devices()) {
+            long used = p.models(d.id()).stream().mapToLong(m -> f.models().stream()
+                    .filter(s -> s.name().equals(m)).findFirst().orElseThrow().memoryBytes()).sum();
+            assertThat(used).as("memory on %s", d.id()).isLessThanOrEqualTo(d.memoryBytes());
+            assertThat(p.models(d.id()).size()).as("models on %s", d.id()).isLessThanOrEqualTo(d.maxModels());
+        }
+        p.devicesByModel().keySet().forEach(m -> assertThat(f.models()).extracting(ModelSpec::name).contains(m));
+    }
+
+    @Property(tries = 300)
+    void memoryBudgetsAndModelLimitsAreNeverExceeded(@ForAll("fleets") Fleet f) {
+        PlacementPlan plan = planner.plan(f.devices(), f.models(), f.current(), List.of(), 0);
+        assertWithinLimits(f, plan.placement());
+        assertThat(plan.moves().size()).isLessThanOrEqualTo(settings.maxMovesPerPlan());
+        assertThat(plan.decisions()).allSatisfy(d -> assertThat(d.reason()).isNotBlank());
+    }
+
+    /** Re-planning under the same load converges within a few rounds and then changes nothing. */
+    @Property(tries = 200)
+    void unchangedLoadReachesAFixedPointAndStaysThere(@ForAll("fleets") Fleet f) {
+        Placement p = f.current();
+        List<MoveRecord> history = new ArrayList<>();
+        long now = 0;
+        int changes = 0;
+        for (int round = 0; round < 12; round++) {
+            now += 5 * 60_000; // past the minimum interval each round
+            PlacementPlan plan = planner.plan(f.devices(), f.models(), p, history, now);
+            if (plan.changesPlacement()) {
+                changes++;
+            }
+            history.addAll(plan.moves());
+            p = plan.placement();
+        }
+        assertThat(changes).isLessThanOrEqualTo(6);
+        PlacementPlan again = planner.plan(f.devices(), f.models(), p, history, now + 5 * 60_000);
+        assertThat(again.changesPlacement()).isFalse();
+        assertThat(again.moves()).isEmpty();
+    }
+
+    /**
+     * Under load that changes every 30 s for an hour, moves stay bounded: at most
+     * maxMovesPerPlan per plan, never the same model twice within the minimum interval, and at
+     * most one reversal per model per 10 minutes.
+     */
+    @Property(tries = 60)
+    void movesAreBoundedUnderFluctuatingLoad(@ForAll("fleets") Fleet f, @ForAll long seed) {
+        java.util.Random r = new java.util.Random(seed);
+        Placement p = f.current();
+        List<MoveRecord> history = new ArrayList<>();
+        for (int step = 1; step <= 120; step++) {
+            long now = step * 30_000L;
+            List<ModelSpec> models = new ArrayList<>();
+            for (ModelSpec m : f.models()) {
+                // load flips between two levels at random: the worst case for thrashing
+                double load = r.nextBoolean() ? m.load() : m.load() * 0.2;
+                models.add(new ModelSpec(m.name(), m.memoryBytes(), load, m.cpuPerInstance(), m.weight()));
+            }
+            PlacementPlan plan = planner.plan(f.devices(), models, p, history, now);
+            assertThat(plan.moves().size()).isLessThanOrEqualTo(settings.maxMovesPerPlan());
+            assertWithinLimits(new Fleet(f.devices(), models, p), plan.placement());
+            history.addAll(plan.moves());
+            p = plan.placement();
+        }
+        Map<String, List<MoveRecord>> byModel = new TreeMap<>();
+        history.forEach(m -> byModel.computeIfAbsent(m.model(), k -> new ArrayList<>()).add(m));
+        byModel.forEach((model, moves) -> {
+            for (int i = 1; i < moves.size(); i++) {
+                assertThat(moves.get(i).atMillis() - moves.get(i - 1).atMillis())
+                        .as("interval between moves of %s", model)
+                        .isGreaterThanOrEqualTo(settings.minMoveIntervalMillis());
+            }
+            for (MoveRecord m : moves) {
+                long reversalsInWindow = moves.stream().filter(MoveRecord::reversal)
+                        .filter(o -> o.atMillis() >= m.atMillis()
+                                && o.atMillis() < m.atMillis() + settings.reversalWindowMillis())
+                        .count();
+                assertThat(reversalsInWindow).as("reversals of %s in 10 min from %d", model, m.atMillis())
+                        .isLessThanOrEqualTo(settings.maxReversalsPerWindow());
+            }
+        });
+    }
+}
