@@ -1,0 +1,381 @@
+package io.flinkgpu.bench.qos;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.protocol.BinaryCodec;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.RequestParameters;
+import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.protocol.WireFormat;
+import io.flinkgpu.job.InferenceJob;
+import io.flinkgpu.job.InferenceJobOptions;
+import io.flinkgpu.job.local.EmbeddedKafka;
+import io.flinkgpu.job.local.FashionMnist;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.HdrHistogram.Histogram;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The request-QoS benchmarks, through the real path (Kafka in, the job on a local Flink cluster,
+ * Kafka out) on a simulated GPU whose speed model ({@code A+B*b} ms) makes a batch's fixed cost
+ * dominate, as on a real GPU:
+ *
+ * <ol>
+ *   <li>high-priority p99 on an idle device vs while low-priority traffic saturates it, and the
+ *       low-priority level's share against its guaranteed minimum share;
+ *   <li>two backlogged tenants with weights 3:1 at one priority level: their measured shares;
+ *   <li>fixed queue delay vs SLO-aware sizing vs AIMD: p99 at 10% of capacity and SLO attainment
+ *       at 80%.
+ * </ol>
+ *
+ * Open loop (Poisson arrivals); latency is response received minus intended send time. Writes
+ * {@code qos.json} and {@code qos.md} to {@code --out}; numbers only come from the run.
+ */
+@Command(name = "qos-benchmark", mixinStandardHelpOptions = true, description = "Request QoS benchmarks")
+public final class QosBenchmark implements Callable<Integer> {
+    static final String MODEL = "fashion-mnist-cnn";
+    static final long[] SHAPE = {1, 1, 28, 28};
+
+    @Option(names = "--out", description = "Output directory (default: ${DEFAULT-VALUE})")
+    Path out = Path.of("docs/benchmarks/qos");
+
+    @Option(names = "--seconds", description = "Measured seconds per phase (default: ${DEFAULT-VALUE})")
+    int seconds = 15;
+
+    @Option(names = "--speed", description = "Simulated GPU speed model, ms per batch + ms per sample (default: ${DEFAULT-VALUE})")
+    String speed = "4+0.1*b";
+
+    @Option(names = "--slo-ms", description = "SLO of the sizing comparison (default: ${DEFAULT-VALUE})")
+    double sloMs = 50;
+
+    private final ObjectMapper json = new ObjectMapper();
+    private FashionMnist images;
+    private EmbeddedKafka kafka;
+    private int runs;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new QosBenchmark()).execute(args));
+    }
+
+    /** One traffic class: its rate, priority and tenant. */
+    record Traffic(String name, double ratePerSecond, int priority, String tenant) {}
+
+    /** What one class saw. */
+    static final class Outcome {
+        final Histogram latencyUs = new Histogram(120_000_000L, 3);
+        final Map<String, Long> codes = new TreeMap<>();
+        long sent;
+        long ok;
+
+        synchronized void answer(long latencyUs, String code) {
+            if (code == null) {
+                ok++;
+                this.latencyUs.recordValue(Math.min(latencyUs, this.latencyUs.getHighestTrackableValue()));
+            } else {
+                codes.merge(code, 1L, Long::sum);
+            }
+        }
+
+        double p(double percentile) {
+            return latencyUs.getValueAtPercentile(percentile) / 1000.0;
+        }
+
+        double withinMs(double sloMs) {
+            long sloUs = (long) (sloMs * 1000);
+            long within = 0;
+            for (var v : latencyUs.recordedValues()) {
+                if (v.getValueIteratedTo() <= sloUs) {
+                    within += v.getCountAtValueIteratedTo();
+                }
+            }
+            return sent == 0 ? 0 : (double) within / sent;
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Path root = FashionMnist.findRoot();
+        images = FashionMnist.load(root);
+        Files.createDirectories(out);
+        ObjectNode result = json.createObjectNode();
+        result.put("started", Instant.now().toString());
+        result.put("command", "mvn -B -q -pl benchmarks exec:exec -Dbench.main=io.flinkgpu.bench.qos.QosBenchmark "
+                + "-Dbench.args=\"--seconds=" + seconds + " --speed=" + speed + "\"");
+        result.put("machine", Runtime.getRuntime().availableProcessors() + " cores, Java "
+                + System.getProperty("java.version"));
+        result.put("speed_model_ms", speed);
+        StringBuilder md = new StringBuilder();
+        try (EmbeddedKafka broker = EmbeddedKafka.start()) {
+            kafka = broker;
+            double capacity = capacity();
+            result.put("capacity_samples_per_s", capacity);
+            md.append(String.format(Locale.ROOT, "Simulated GPU `%s` ms (batch of b samples); modelled capacity at "
+                    + "batch 32: %.0f samples/s. %d s per phase.%n%n", speed, capacity, seconds));
+
+            // 1. priorities
+            String priorities = "{\"priority_levels\": 2, \"default_priority\": 2, \"default_timeout_ms\": 2000,"
+                    + " \"levels\": {\"2\": {\"max_queue_size\": 64, \"min_share\": 0.2}}}";
+            Traffic high = new Traffic("high", 20, 1, "t");
+            Map<String, Outcome> idle = run(priorities, 5, List.of(high));
+            Map<String, Outcome> loaded = run(priorities, 5, List.of(high, new Traffic("low", 2 * capacity, 2, "t")));
+            double p99Idle = idle.get("high").p(99);
+            double p99Loaded = loaded.get("high").p(99);
+            double lowShare = (double) loaded.get("low").ok
+                    / Math.max(1, loaded.get("low").ok + loaded.get("high").ok);
+            ObjectNode a = result.putObject("priority");
+            a.put("high_p99_idle_ms", p99Idle);
+            a.put("high_p99_loaded_ms", p99Loaded);
+            a.put("ratio", p99Loaded / p99Idle);
+            a.put("ratio_goal", 1.2);
+            a.put("low_share_of_served", lowShare);
+            a.put("low_guaranteed_share", 0.2);
+            a.put("low_share_vs_guarantee", lowShare / 0.2);
+            a.put("low_share_goal", 0.8);
+            a.set("loaded_codes", json.valueToTree(loaded.get("low").codes));
+            md.append("### High priority under low-priority saturation\n\n")
+                    .append("| | high p50 | high p99 | low answered/s | low refused |\n|---|---|---|---|---|\n")
+                    .append(row("idle (high 20 req/s only)", idle.get("high"), null))
+                    .append(row("low priority at 2x capacity", loaded.get("high"), loaded.get("low")))
+                    .append(String.format(Locale.ROOT, "%nHigh-priority p99 loaded / idle: **%.2f** (goal <= 1.2). "
+                            + "Low priority's share of answered requests: %.2f against a guaranteed minimum share of "
+                            + "0.2 (%.1fx; goal >= 0.8x).%n%n", p99Loaded / p99Idle, lowShare, lowShare / 0.2));
+
+            // 2. tenants
+            Map<String, Outcome> tenants = run("{\"priority_levels\": 1, \"default_timeout_ms\": 5000,"
+                    + " \"levels\": {\"1\": {\"max_queue_size\": 256}}}", 5, List.of(
+                    new Traffic("gold", 2 * capacity, 1, "gold"), new Traffic("silver", 2 * capacity, 1, "silver")));
+            double goldShare = (double) tenants.get("gold").ok / Math.max(1, tenants.get("gold").ok + tenants.get("silver").ok);
+            ObjectNode b = result.putObject("tenants");
+            b.put("gold_weight", 3);
+            b.put("silver_weight", 1);
+            b.put("gold_share", goldShare);
+            b.put("goal_share", 0.75);
+            b.put("relative_error", Math.abs(goldShare - 0.75) / 0.75);
+            md.append("### Two backlogged tenants, weights 3:1\n\n")
+                    .append(String.format(Locale.ROOT, "Gold answered %d, silver %d: gold's share **%.3f** (goal 0.75 "
+                            + "within 5%%: relative error %.1f%%).%n%n", tenants.get("gold").ok, tenants.get("silver").ok,
+                            goldShare, 100 * Math.abs(goldShare - 0.75) / 0.75));
+
+            // 3. sizing policies
+            md.append("### Batch sizing: fixed delay vs SLO-aware vs AIMD (SLO ").append(sloMs).append(" ms)\n\n")
+                    .append("| policy | p99 at 10% load | p50 at 10% load | within SLO at 80% load | p99 at 80% load |\n")
+                    .append("|---|---|---|---|---|\n");
+            ArrayNode c = result.putArray("sizing");
+            for (String policy : List.of("FIXED_DELAY", "SLO_AWARE", "AIMD")) {
+                String scheduling = "{\"priority_levels\": 1, \"batch_sizing\": \"" + policy + "\", \"slo_ms\": " + sloMs
+                        + ", \"default_timeout_ms\": 10000}";
+                double delayMs = policy.equals("FIXED_DELAY") ? 5 : sloMs;
+                Outcome low = run(scheduling, delayMs, List.of(new Traffic("x", 0.1 * capacity, 1, "t"))).get("x");
+                Outcome busy = run(scheduling, delayMs, List.of(new Traffic("x", 0.8 * capacity, 1, "t"))).get("x");
+                ObjectNode p = c.addObject();
+                p.put("policy", policy);
+                p.put("max_queue_delay_ms", delayMs);
+                p.put("p99_at_10pct_ms", low.p(99));
+                p.put("p50_at_10pct_ms", low.p(50));
+                p.put("slo_attainment_at_80pct", busy.withinMs(sloMs));
+                p.put("p99_at_80pct_ms", busy.p(99));
+                md.append(String.format(Locale.ROOT, "| %s (max delay %.0f ms) | %.1f ms | %.1f ms | %.1f%% | %.1f ms |%n",
+                        policy, delayMs, low.p(99), low.p(50), 100 * busy.withinMs(sloMs), busy.p(99)));
+            }
+        }
+        result.put("finished", Instant.now().toString());
+        json.writerWithDefaultPrettyPrinter().writeValue(out.resolve("qos.json").toFile(), result);
+        Files.writeString(out.resolve("qos.md"), "<!-- written by QosBenchmark; do not edit -->\n\nCommand: `"
+                + result.get("command").asText() + "`, " + result.get("machine").asText() + ", " + result.get("started").asText()
+                + "\n\n" + md);
+        System.out.println(md);
+        return 0;
+    }
+
+    private static String row(String label, Outcome high, Outcome low) {
+        return String.format(Locale.ROOT, "| %s | %.1f ms | %.1f ms | %s | %s |%n", label, high.p(50), high.p(99),
+                low == null ? "-" : String.valueOf(low.ok), low == null ? "-" : low.codes.toString());
+    }
+
+    /** Modelled samples per second at batch 32 under the speed model. */
+    private double capacity() {
+        String[] parts = speed.replace("*b", "").split("\\+");
+        double a = Double.parseDouble(parts[0]);
+        double b = Double.parseDouble(parts[1]);
+        return 32 / ((a + 32 * b) / 1000);
+    }
+
+    /** Runs the job with {@code scheduling} for the model and the given traffic; returns what each class saw. */
+    private Map<String, Outcome> run(String scheduling, double delayMs, List<Traffic> traffic) throws Exception {
+        String prefix = "qos" + (runs++);
+        Path repo = Files.createTempDirectory("qos-repo");
+        Path source = FashionMnist.findRoot().resolve("models").resolve(MODEL);
+        Files.createDirectories(repo.resolve(MODEL).resolve("1"));
+        Files.copy(source.resolve("1/model.onnx"), repo.resolve(MODEL).resolve("1/model.onnx"));
+        ObjectNode config = (ObjectNode) json.readTree(source.resolve("config.json").toFile());
+        config.set("scheduling", json.readTree(scheduling));
+        ((ObjectNode) config.get("dynamic_batching")).put("max_queue_delay_ms", delayMs);
+        config.put("max_batch_size", 32);
+        Files.writeString(repo.resolve(MODEL).resolve("config.json"), config.toString());
+        Files.writeString(repo.resolve("tenants.json"), "{\"tenants\": [{\"name\": \"gold\", \"weight\": 3},"
+                + " {\"name\": \"silver\", \"weight\": 1}]}");
+
+        kafka.createTopics(1, prefix + "-requests", prefix + "-responses", prefix + "-dead-letter");
+        Configuration conf = new Configuration();
+        conf.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+        conf.set(InferenceJobOptions.REQUESTS_TOPIC, prefix + "-requests");
+        conf.set(InferenceJobOptions.RESPONSES_TOPIC, prefix + "-responses");
+        conf.set(InferenceJobOptions.DEAD_LETTER_TOPIC, prefix + "-dead-letter");
+        conf.set(InferenceJobOptions.GROUP_ID, prefix);
+        conf.set(InferenceJobOptions.STARTING_OFFSETS, "latest");
+        conf.set(InferenceJobOptions.REQUESTS_FORMAT, WireFormat.BINARY);
+        conf.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
+        conf.set(GpuInferenceOptions.DEVICE_TYPE, "simulated");
+        conf.set(GpuInferenceOptions.SIMULATED_SPEED, speed);
+        conf.set(GpuInferenceOptions.WARMUP_WORKERS, 1);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf);
+        env.setParallelism(1);
+        InferenceJob.build(env, conf);
+        JobClient job = env.executeAsync(prefix);
+        Map<String, Outcome> outcomes = new LinkedHashMap<>();
+        for (Traffic t : traffic) {
+            outcomes.put(t.name(), new Outcome());
+        }
+        try {
+            warmUp(prefix);
+            measure(prefix, traffic, outcomes);
+        } finally {
+            job.cancel().get(30, TimeUnit.SECONDS);
+        }
+        return outcomes;
+    }
+
+    private KafkaProducer<byte[], byte[]> producer() {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", kafka.bootstrapServers());
+        p.setProperty("linger.ms", "1");
+        return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    private KafkaConsumer<byte[], byte[]> consumer(String topic) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", kafka.bootstrapServers());
+        p.setProperty("group.id", topic + "-reader");
+        p.setProperty("auto.offset.reset", "earliest");
+        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        c.subscribe(List.of(topic));
+        return c;
+    }
+
+    private byte[] request(String id, int sample, int priority, String tenant) {
+        return new BinaryCodec().encodeRequest(new InferenceRequest(id, MODEL, null,
+                List.of(Tensor.ofFloats("input", SHAPE, images.image(sample % images.size()))),
+                new RequestParameters(priority, 0, tenant)));
+    }
+
+    /** Sends requests until the job answers, so that measurement starts on a loaded, warm model. */
+    private void warmUp(String prefix) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = producer();
+                KafkaConsumer<byte[], byte[]> consumer = consumer(prefix + "-responses")) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            int answered = 0;
+            for (int i = 0; answered < 50 && System.nanoTime() < deadline; i++) {
+                producer.send(new ProducerRecord<>(prefix + "-requests", request("warmup-" + i, i, 1, "t")));
+                producer.flush();
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    answered++;
+                }
+            }
+            consumer.commitSync();
+        }
+    }
+
+    private void measure(String prefix, List<Traffic> traffic, Map<String, Outcome> outcomes) throws Exception {
+        Map<String, long[]> intended = new ConcurrentHashMap<>();
+        AtomicBoolean sending = new AtomicBoolean(true);
+        List<Thread> senders = new ArrayList<>();
+        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+        long end = start + TimeUnit.SECONDS.toNanos(seconds);
+        for (Traffic t : traffic) {
+            Thread sender = new Thread(() -> {
+                Random random = new Random(t.name().hashCode());
+                Outcome o = outcomes.get(t.name());
+                try (KafkaProducer<byte[], byte[]> producer = producer()) {
+                    long next = start;
+                    for (int i = 0; next < end && sending.get(); i++) {
+                        long wait = next - System.nanoTime();
+                        if (wait > 0) {
+                            TimeUnit.NANOSECONDS.sleep(wait);
+                        }
+                        String id = t.name() + "-" + i;
+                        intended.put(id, new long[] {next});
+                        producer.send(new ProducerRecord<>(prefix + "-requests", request(id, i, t.priority(), t.tenant())));
+                        synchronized (o) {
+                            o.sent++;
+                        }
+                        next += (long) (-Math.log(1 - random.nextDouble()) / t.ratePerSecond() * 1e9);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "sender-" + t.name());
+            senders.add(sender);
+            sender.start();
+        }
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(prefix + "-responses")) {
+            long drainUntil = end + TimeUnit.SECONDS.toNanos(5);
+            while (System.nanoTime() < drainUntil) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(50))) {
+                    long now = System.nanoTime();
+                    InferenceResponse response;
+                    try {
+                        response = WireFormat.AUTO.decodeResponse(r.value());
+                    } catch (Exception e) {
+                        continue;
+                    }
+                    long[] at = intended.remove(response.id());
+                    if (at == null) {
+                        continue; // warm-up
+                    }
+                    String cls = response.id().substring(0, response.id().lastIndexOf('-'));
+                    outcomes.get(cls).answer((now - at[0]) / 1000,
+                            response.isError() ? response.error().code().name() : null);
+                }
+            }
+        }
+        sending.set(false);
+        for (Thread s : senders) {
+            s.join();
+        }
+        for (String id : intended.keySet()) { // never answered within the drain: an SLO miss
+            String cls = id.substring(0, id.lastIndexOf('-'));
+            outcomes.get(cls).answer(0, "UNANSWERED");
+        }
+    }
+
+}
