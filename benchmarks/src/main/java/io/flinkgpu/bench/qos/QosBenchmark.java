@@ -73,7 +73,7 @@ public final class QosBenchmark implements Callable<Integer> {
     int seconds = 15;
 
     @Option(names = "--speed", description = "Simulated GPU speed model, ms per batch + ms per sample (default: ${DEFAULT-VALUE})")
-    String speed = "4+0.1*b";
+    String speed = "20+1*b";
 
     @Option(names = "--slo-ms", description = "SLO of the sizing comparison (default: ${DEFAULT-VALUE})")
     double sloMs = 50;
@@ -163,7 +163,7 @@ public final class QosBenchmark implements Callable<Integer> {
             a.put("low_share_goal", 0.8);
             a.set("loaded_codes", json.valueToTree(loaded.get("low").codes));
             md.append("### High priority under low-priority saturation\n\n")
-                    .append("| | high p50 | high p99 | low answered/s | low refused |\n|---|---|---|---|---|\n")
+                    .append("| | high p50 | high p99 | low answered | low refused |\n|---|---|---|---|---|\n")
                     .append(row("idle (high 20 req/s only)", idle.get("high"), null))
                     .append(row("low priority at 2x capacity", loaded.get("high"), loaded.get("low")))
                     .append(String.format(Locale.ROOT, "%nHigh-priority p99 loaded / idle: **%.2f** (goal <= 1.2). "
@@ -241,6 +241,8 @@ public final class QosBenchmark implements Callable<Integer> {
         config.set("scheduling", json.readTree(scheduling));
         ((ObjectNode) config.get("dynamic_batching")).put("max_queue_delay_ms", delayMs);
         config.put("max_batch_size", 32);
+        // refusals (max_queue_size per tenant), not backpressure, keep the input flowing under overload
+        ((ObjectNode) config.get("dynamic_batching")).put("max_enqueued_batches", 64);
         Files.writeString(repo.resolve(MODEL).resolve("config.json"), config.toString());
         Files.writeString(repo.resolve("tenants.json"), "{\"tenants\": [{\"name\": \"gold\", \"weight\": 3},"
                 + " {\"name\": \"silver\", \"weight\": 1}]}");

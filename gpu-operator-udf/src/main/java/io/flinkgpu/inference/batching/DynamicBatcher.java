@@ -44,8 +44,8 @@ import java.util.function.ToDoubleFunction;
  * treated one level higher for every {@code aging_ms} it waited, and a level whose share of
  * recently executed samples is below its {@code min_share} is served first.
  *
- * <p><b>Admission.</b> {@link #offer} refuses a request when its level's queue for the model is
- * full ({@code max_queue_size}) or when the latency model predicts that even running it alone,
+ * <p><b>Admission.</b> {@link #offer} refuses a request when its tenant's queue at its level for
+ * the model is full ({@code max_queue_size}) or when the latency model predicts that even running it alone,
  * now, would miss its deadline. Queued requests whose deadline passes are rejected ({@link
  * #takeExpired()}) or demoted, by their level's policy.
  *
@@ -101,6 +101,8 @@ public final class DynamicBatcher<T> {
         final LatencyModel latency = new LatencyModel();
         final int levels;
         final int[] queuedPerLevel;
+        /** Queued requests per requested priority and tenant: what {@code max_queue_size} bounds. */
+        final List<Map<String, int[]>> queuedPerTenant = new ArrayList<>();
         final double[] servedPerLevel;
         long queuedSamples;
         double aimdCap;
@@ -112,6 +114,9 @@ public final class DynamicBatcher<T> {
             sched = scheduling.apply(id);
             levels = sched.priorityLevels();
             queuedPerLevel = new int[levels + 2];
+            for (int l = 0; l <= levels; l++) {
+                queuedPerTenant.add(new HashMap<>());
+            }
             servedPerLevel = new double[levels + 2];
             aimdCap = Math.max(1, batching.maxBatchSize() / 4.0);
         }
@@ -259,7 +264,8 @@ public final class DynamicBatcher<T> {
         ModelState m = model(key.model());
         int level = levelFor(key.model(), request.priority());
         LevelPolicy policy = m.sched.level(level);
-        if (policy.maxQueueSize() > 0 && m.queuedPerLevel[level] >= policy.maxQueueSize()) {
+        int[] tenantQueued = m.queuedPerTenant.get(level).get(request.tenant());
+        if (policy.maxQueueSize() > 0 && tenantQueued != null && tenantQueued[0] >= policy.maxQueueSize()) {
             return Admission.QUEUE_FULL;
         }
         if (request.deadlineNanos() != Long.MAX_VALUE
@@ -288,6 +294,7 @@ public final class DynamicBatcher<T> {
             lane.nextDeadlineNanos = Math.min(lane.nextDeadlineNanos, e.deadlineNanos);
         }
         m.queuedPerLevel[level]++;
+        m.queuedPerTenant.get(level).computeIfAbsent(e.tenant, t -> new int[1])[0]++;
         m.queuedSamples += samples;
         queuedRequests++;
         if (m.lastArrivalNanos != Long.MIN_VALUE) {
@@ -672,6 +679,11 @@ public final class DynamicBatcher<T> {
 
     private void take(Lane<T> lane, Entry<T> e) {
         e.taken = true;
+        Map<String, int[]> byTenant = lane.model.queuedPerTenant.get(e.priority);
+        int[] n = byTenant.get(e.tenant);
+        if (n != null && --n[0] <= 0) {
+            byTenant.remove(e.tenant);
+        }
         lane.samples -= e.samples;
         lane.requests--;
         lane.model.queuedSamples -= e.samples;

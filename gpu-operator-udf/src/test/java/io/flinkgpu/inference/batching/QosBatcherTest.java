@@ -102,7 +102,7 @@ class QosBatcherTest {
     }
 
     @org.junit.jupiter.api.Test
-    void fullLevelQueueRefusesNewRequestsOfThatLevelOnly() {
+    void fullQueueRefusesNewRequestsOfThatLevelOnly() {
         DynamicBatcher<String> b = batcher(8, 100, levels(2, Map.of(2, new LevelPolicy(TimeoutAction.REJECT, 2, 0)), 0),
                 Map.of());
         offer(b, "a", 2);
@@ -110,6 +110,24 @@ class QosBatcherTest {
         assertThat(b.offer(KEY, "c", 1, at(2))).isEqualTo(DynamicBatcher.Admission.QUEUE_FULL);
         assertThat(b.offer(KEY, "urgent", 1, at(1))).isEqualTo(DynamicBatcher.Admission.ACCEPTED);
         assertThat(b.queuedRequests(MODEL, 2)).isEqualTo(2);
+    }
+
+    @org.junit.jupiter.api.Test
+    void queueBoundIsPerTenantSoThatWeightsDecideTheShares() {
+        DynamicBatcher<String> b = batcher(8, 100, levels(1, Map.of(1, new LevelPolicy(TimeoutAction.REJECT, 2, 0)), 0),
+                Map.of());
+        assertThat(b.offer(KEY, "a1", 1, new DynamicBatcher.Request(1, "a", Long.MAX_VALUE)))
+                .isEqualTo(DynamicBatcher.Admission.ACCEPTED);
+        assertThat(b.offer(KEY, "a2", 1, new DynamicBatcher.Request(1, "a", Long.MAX_VALUE)))
+                .isEqualTo(DynamicBatcher.Admission.ACCEPTED);
+        assertThat(b.offer(KEY, "a3", 1, new DynamicBatcher.Request(1, "a", Long.MAX_VALUE)))
+                .isEqualTo(DynamicBatcher.Admission.QUEUE_FULL);
+        assertThat(b.offer(KEY, "b1", 1, new DynamicBatcher.Request(1, "b", Long.MAX_VALUE)))
+                .isEqualTo(DynamicBatcher.Admission.ACCEPTED);
+        now.addAndGet(100 * MS);
+        b.poll(); // serving frees the tenant's queue
+        assertThat(b.offer(KEY, "a4", 1, new DynamicBatcher.Request(1, "a", Long.MAX_VALUE)))
+                .isEqualTo(DynamicBatcher.Admission.ACCEPTED);
     }
 
     @org.junit.jupiter.api.Test
