@@ -18,6 +18,8 @@ public record Batch<T>(BatchKey key, List<Queued<T>> entries, int samples, Close
         DEADLINE,
         /** SLO-aware sizing: the device is lightly loaded, so the batch goes without waiting. */
         LOW_LOAD,
+        /** SLO-aware sizing: the batch is large enough to keep up with the arrival rate. */
+        KEEPS_UP,
         /** The input ended or the operator is draining. */
         FLUSH
     }

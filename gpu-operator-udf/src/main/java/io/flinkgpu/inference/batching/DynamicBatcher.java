@@ -28,9 +28,10 @@ import java.util.function.ToDoubleFunction;
  * <ol>
  *   <li>it holds a full batch ({@code maxBatchSize}, or the AIMD cap), or
  *   <li>it holds at least a preferred batch size (the largest such size is cut), or
- *   <li>{@link BatchSizing#FIXED_DELAY} / {@link BatchSizing#AIMD}: its oldest request waited
- *       {@code maxQueueDelay}; {@link BatchSizing#SLO_AWARE}: waiting longer is not expected to
- *       add a request before the earliest deadline, given the arrival rate and the latency model.
+ *   <li>its oldest request waited {@code maxQueueDelay}, or, with {@link BatchSizing#SLO_AWARE}:
+ *       it holds the smallest batch that keeps up with the arrival rate under the latency model
+ *       (one request at low load: no waiting), or filling that batch would miss the earliest
+ *       queued deadline.
  * </ol>
  * Cutting on demand rather than eagerly means that while every executor is busy, queues keep
  * growing towards full batches, so batch size adapts to load by itself.
@@ -69,8 +70,8 @@ public final class DynamicBatcher<T> {
     private static final double SHARE_DECAY_PER_SAMPLE = 1.0 - 1.0 / 1024;
     private static final double ARRIVAL_EWMA = 0.1;
     private static final double AIMD_BACKOFF = 0.9;
-    /** Below this utilisation at batch size 1 (run time over inter-arrival time), SLO-aware sizing never waits. */
-    static final double LOW_LOAD = 0.5;
+    /** SLO-aware sizing sizes batches to keep up with this multiple of the measured arrival rate. */
+    static final double KEEP_UP_HEADROOM = 1.2;
 
     private final Function<ModelId, BatchingConfig> configs;
     private final Function<ModelId, SchedulingConfig> scheduling;
@@ -455,20 +456,18 @@ public final class DynamicBatcher<T> {
             return Batch.CloseReason.QUEUE_DELAY;
         }
         if (m.sched.batchSizing() == BatchSizing.SLO_AWARE) {
+            int needed = batchToKeepUp(m);
+            if (lane.samples >= needed) {
+                // Large enough to keep up with arrivals (at low load: one request, no waiting).
+                return needed == 1 ? Batch.CloseReason.LOW_LOAD : Batch.CloseReason.KEEPS_UP;
+            }
             long deadline = sloDeadline(lane, oldest);
-            if (deadline == Long.MAX_VALUE) {
-                return null; // no deadline to work with: the fixed delay above decides
-            }
-            double expectedGap = m.meanInterArrivalNanosPerSample;
-            if (expectedGap == 0 || m.latency.predictNanos(1) < LOW_LOAD * expectedGap) {
-                // Run one by one, the device would be mostly idle: waiting buys nothing.
-                return Batch.CloseReason.LOW_LOAD;
-            }
-            long run = m.latency.predictNanos(lane.samples);
-            long slack = deadline - now - run;
-            long marginal = m.latency.predictNanos(lane.samples + 1) - run;
-            if (slack <= 0 || expectedGap + marginal >= slack) {
-                return Batch.CloseReason.DEADLINE;
+            if (deadline != Long.MAX_VALUE) {
+                long slack = deadline - now - m.latency.predictNanos(needed);
+                double fill = (needed - lane.samples) * m.meanInterArrivalNanosPerSample;
+                if (slack <= 0 || fill >= slack) {
+                    return Batch.CloseReason.DEADLINE;
+                }
             }
         }
         return null;
@@ -482,11 +481,29 @@ public final class DynamicBatcher<T> {
         if (m.sched.batchSizing() == BatchSizing.SLO_AWARE) {
             long deadline = sloDeadline(lane, oldest);
             if (deadline != Long.MAX_VALUE) {
-                long run = m.latency.predictNanos(lane.samples + 1);
-                wake = Math.min(wake, deadline - run - (long) m.meanInterArrivalNanosPerSample);
+                wake = Math.min(wake, deadline - m.latency.predictNanos(batchToKeepUp(m)));
             }
         }
         return wake;
+    }
+
+    /**
+     * The smallest batch that keeps up with the arrival rate (with 20% headroom) under the latency
+     * model: b / t(b) >= rate, i.e. b >= rate * alpha / (1 - rate * beta). 1 when nothing is
+     * known yet or the device is lightly loaded; the cap when no batch size keeps up.
+     */
+    private static int batchToKeepUp(DynamicBatcher<?>.ModelState m) {
+        double gap = m.meanInterArrivalNanosPerSample;
+        if (gap <= 0 || !m.latency.hasData()) {
+            return 1;
+        }
+        double rate = KEEP_UP_HEADROOM / gap;
+        double beta = m.latency.betaNanos();
+        if (rate * beta >= 1) {
+            return m.cap();
+        }
+        double needed = Math.ceil(rate * m.latency.alphaNanos() / (1 - rate * beta));
+        return (int) Math.max(1, Math.min(m.cap(), needed));
     }
 
     /**

@@ -233,6 +233,26 @@ class QosBatcherTest {
     }
 
     @org.junit.jupiter.api.Test
+    void sloAwareSizingCutsTheSmallestBatchThatKeepsUpWithArrivals() {
+        SchedulingConfig slo = new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.SLO_AWARE, 0);
+        DynamicBatcher<String> b = batcher(32, 1000, slo, Map.of());
+        for (int size = 1; size <= 32; size *= 2) {
+            b.recordBatch(MODEL, size, 4 * MS + size * MS / 10); // t(b) = 4 ms + 0.1 ms * b
+        }
+        long gap = 2_250_000; // 444 req/s: one at a time (4.1 ms each) would not keep up
+        long deadline = now.get() + 500 * MS;
+        b.offer(KEY, "r0", 1, new DynamicBatcher.Request(1, "t", deadline));
+        now.addAndGet(gap);
+        b.offer(KEY, "r1", 1, new DynamicBatcher.Request(1, "t", deadline));
+        assertThat(b.poll()).as("2 of the 3 needed: 3 / t(3) = 699/s >= 1.2 x 444/s").isNull();
+        now.addAndGet(gap);
+        b.offer(KEY, "r2", 1, new DynamicBatcher.Request(1, "t", deadline));
+        Batch<String> batch = b.poll();
+        assertThat(batch.reason()).isEqualTo(Batch.CloseReason.KEEPS_UP);
+        assertThat(batch.items()).containsExactly("r0", "r1", "r2");
+    }
+
+    @org.junit.jupiter.api.Test
     void aimdGrowsTheCapWhileUnderTheSloAndBacksOffAboveIt() {
         SchedulingConfig aimd = new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.AIMD, 10);
         DynamicBatcher<String> b = batcher(32, 5, aimd, Map.of());
