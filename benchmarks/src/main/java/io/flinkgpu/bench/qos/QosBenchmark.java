@@ -130,7 +130,7 @@ public final class QosBenchmark implements Callable<Integer> {
         ObjectNode result = json.createObjectNode();
         result.put("started", Instant.now().toString());
         result.put("command", "mvn -B -q -pl benchmarks exec:exec -Dbench.main=io.flinkgpu.bench.qos.QosBenchmark "
-                + "-Dbench.args=\"--seconds=" + seconds + " --speed=" + speed + "\"");
+                + "-Dbench.args=\"--seconds=" + seconds + " --speed=" + speed + " --slo-ms=" + sloMs + "\"");
         result.put("machine", Runtime.getRuntime().availableProcessors() + " cores, Java "
                 + System.getProperty("java.version"));
         result.put("speed_model_ms", speed);
