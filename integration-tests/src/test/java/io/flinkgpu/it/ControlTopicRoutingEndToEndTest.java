@@ -34,11 +34,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.MetricOptions;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -57,15 +55,7 @@ class ControlTopicRoutingEndToEndTest {
     static final String MODEL = "fashion-mnist-cnn";
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(() -> {
-        Configuration c = new Configuration();
-        c.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofMillis(300));
-        return new MiniClusterResourceConfiguration.Builder()
-                .setConfiguration(c)
-                .setNumberTaskManagers(1)
-                .setNumberSlotsPerTaskManager(3)
-                .build();
-    });
+    static final MiniClusterExtension FLINK = TestJobs.miniClusterWithFreshMetrics(3);
 
     static EmbeddedKafka kafka;
     static Path root;

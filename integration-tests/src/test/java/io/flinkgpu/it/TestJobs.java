@@ -5,7 +5,9 @@ import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MetricOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -14,6 +16,22 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 /** The inference job on the test MiniCluster against the in-process broker, with topics of its own. */
 final class TestJobs {
     private TestJobs() {}
+
+    /**
+     * One TaskManager with {@code slots} slots whose REST API refreshes metrics every 300 ms, for
+     * tests that read the operator's metrics the way the coordinator does.
+     */
+    static MiniClusterExtension miniClusterWithFreshMetrics(int slots) {
+        return new MiniClusterExtension(() -> {
+            Configuration c = new Configuration();
+            c.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofMillis(300));
+            return new MiniClusterResourceConfiguration.Builder()
+                    .setConfiguration(c)
+                    .setNumberTaskManagers(1)
+                    .setNumberSlotsPerTaskManager(slots)
+                    .build();
+        });
+    }
 
     /** One TaskManager with two slots. */
     static MiniClusterExtension miniCluster() {
