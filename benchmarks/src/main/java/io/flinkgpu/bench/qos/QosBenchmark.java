@@ -148,8 +148,12 @@ public final class QosBenchmark implements Callable<Integer> {
             Traffic high = new Traffic("high", 20, 1, "t");
             Map<String, Outcome> idle = run(priorities, 5, List.of(high));
             Map<String, Outcome> loaded = run(priorities, 5, List.of(high, new Traffic("low", 2 * capacity, 2, "t")));
+            Map<String, Outcome> isolated = run(priorities.replace("{\"priority_levels\"",
+                    "{\"isolate_levels\": true, \"priority_levels\""), 5,
+                    List.of(high, new Traffic("low", 2 * capacity, 2, "t")));
             double p99Idle = idle.get("high").p(99);
             double p99Loaded = loaded.get("high").p(99);
+            double p99Isolated = isolated.get("high").p(99);
             double lowShare = (double) loaded.get("low").ok
                     / Math.max(1, loaded.get("low").ok + loaded.get("high").ok);
             ObjectNode a = result.putObject("priority");
@@ -157,6 +161,8 @@ public final class QosBenchmark implements Callable<Integer> {
             a.put("high_p99_loaded_ms", p99Loaded);
             a.put("ratio", p99Loaded / p99Idle);
             a.put("ratio_goal", 1.2);
+            a.put("high_p99_loaded_isolated_levels_ms", p99Isolated);
+            a.put("ratio_isolated_levels", p99Isolated / p99Idle);
             a.put("low_share_of_served", lowShare);
             a.put("low_guaranteed_share", 0.2);
             a.put("low_share_vs_guarantee", lowShare / 0.2);
@@ -166,9 +172,11 @@ public final class QosBenchmark implements Callable<Integer> {
                     .append("| | high p50 | high p99 | low answered | low refused |\n|---|---|---|---|---|\n")
                     .append(row("idle (high 20 req/s only)", idle.get("high"), null))
                     .append(row("low priority at 2x capacity", loaded.get("high"), loaded.get("low")))
-                    .append(String.format(Locale.ROOT, "%nHigh-priority p99 loaded / idle: **%.2f** (goal <= 1.2). "
-                            + "Low priority's share of answered requests: %.2f against a guaranteed minimum share of "
-                            + "0.2 (%.1fx; goal >= 0.8x).%n%n", p99Loaded / p99Idle, lowShare, lowShare / 0.2));
+                    .append(row("same, isolate_levels", isolated.get("high"), isolated.get("low")))
+                    .append(String.format(Locale.ROOT, "%nHigh-priority p99 loaded / idle: **%.2f** levels mixed in "
+                            + "batches, **%.2f** with isolate_levels (goal <= 1.2). Low priority's share of answered "
+                            + "requests: %.2f against a guaranteed minimum share of 0.2 (%.1fx; goal >= 0.8x).%n%n",
+                            p99Loaded / p99Idle, p99Isolated / p99Idle, lowShare, lowShare / 0.2));
 
             // 2. tenants
             Map<String, Outcome> tenants = run("{\"priority_levels\": 1, \"default_timeout_ms\": 5000,"

@@ -617,7 +617,7 @@ public final class DynamicBatcher<T> {
         int samples = 0;
         for (int l : levelOrder(lane)) {
             samples += fillFromLevel(lane, l, limit - samples, entries, samples == 0);
-            if (samples >= limit) {
+            if (samples >= limit || (m.sched.isolateLevels() && samples > 0)) {
                 break;
             }
         }

@@ -19,6 +19,8 @@ import java.util.TreeMap;
  *     waited (0: no aging)
  * @param batchSizing how partial batches are cut
  * @param sloMs the latency objective for SLO-aware and AIMD sizing (0: none)
+ * @param isolateLevels cut each batch from one priority level only, so that a high-priority
+ *     batch is not topped up with (and slowed by) lower-priority requests
  */
 public record SchedulingConfig(
         @JsonProperty("priority_levels") int priorityLevels,
@@ -28,10 +30,18 @@ public record SchedulingConfig(
         @JsonProperty("levels") Map<Integer, LevelPolicy> levels,
         @JsonProperty("aging_ms") long agingMs,
         @JsonProperty("batch_sizing") BatchSizing batchSizing,
-        @JsonProperty("slo_ms") double sloMs) implements Serializable {
+        @JsonProperty("slo_ms") double sloMs,
+        @JsonProperty("isolate_levels") boolean isolateLevels) implements Serializable {
 
     public static final SchedulingConfig DEFAULTS =
-            new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0);
+            new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0, false);
+
+    /** Levels share batches (the default). */
+    public SchedulingConfig(int priorityLevels, int defaultPriority, long defaultTimeoutMs, boolean allowTimeoutOverride,
+            Map<Integer, LevelPolicy> levels, long agingMs, BatchSizing batchSizing, double sloMs) {
+        this(priorityLevels, defaultPriority, defaultTimeoutMs, allowTimeoutOverride, levels, agingMs, batchSizing, sloMs,
+                false);
+    }
 
     @JsonCreator
     public SchedulingConfig {

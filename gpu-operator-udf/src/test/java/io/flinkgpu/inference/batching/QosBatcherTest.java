@@ -62,6 +62,20 @@ class QosBatcherTest {
     }
 
     @org.junit.jupiter.api.Test
+    void isolatedLevelsKeepLowPriorityOutOfHighPriorityBatches() {
+        SchedulingConfig isolated = new SchedulingConfig(3, 3, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0, true);
+        DynamicBatcher<String> b = batcher(8, 100, isolated, Map.of());
+        for (int i = 0; i < 6; i++) {
+            offer(b, "low" + i, 3);
+        }
+        offer(b, "high0", 1);
+        offer(b, "high1", 1);
+        now.addAndGet(100 * MS);
+        assertThat(b.poll().items()).containsExactly("high0", "high1");
+        assertThat(b.poll().items()).containsExactly("low0", "low1", "low2", "low3", "low4", "low5");
+    }
+
+    @org.junit.jupiter.api.Test
     void lanesWithHigherPriorityWorkAreServedFirst() {
         DynamicBatcher<String> b = batcher(2, 0, levels(2, Map.of(), 0), Map.of());
         BatchKey other = new BatchKey(new ModelId("other", "1"), "");
