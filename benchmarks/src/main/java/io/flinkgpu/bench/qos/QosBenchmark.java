@@ -151,7 +151,11 @@ public final class QosBenchmark implements Callable<Integer> {
             Map<String, Outcome> isolated = run(priorities.replace("{\"priority_levels\"",
                     "{\"isolate_levels\": true, \"priority_levels\""), 5,
                     List.of(high, new Traffic("low", 2 * capacity, 2, "t")));
+            Map<String, Outcome> capped = run(priorities.replace("{\"priority_levels\"",
+                    "{\"isolate_levels\": true, \"low_priority_batch_ms\": 30, \"priority_levels\""), 5,
+                    List.of(high, new Traffic("low", 2 * capacity, 2, "t")));
             double p99Idle = idle.get("high").p(99);
+            double p99Capped = capped.get("high").p(99);
             double p99Loaded = loaded.get("high").p(99);
             double p99Isolated = isolated.get("high").p(99);
             double lowShare = (double) loaded.get("low").ok
@@ -163,6 +167,8 @@ public final class QosBenchmark implements Callable<Integer> {
             a.put("ratio_goal", 1.2);
             a.put("high_p99_loaded_isolated_levels_ms", p99Isolated);
             a.put("ratio_isolated_levels", p99Isolated / p99Idle);
+            a.put("high_p99_loaded_isolated_capped_ms", p99Capped);
+            a.put("ratio_isolated_capped", p99Capped / p99Idle);
             a.put("low_share_of_served", lowShare);
             a.put("low_guaranteed_share", 0.2);
             a.put("low_share_vs_guarantee", lowShare / 0.2);
@@ -173,10 +179,14 @@ public final class QosBenchmark implements Callable<Integer> {
                     .append(row("idle (high 20 req/s only)", idle.get("high"), null))
                     .append(row("low priority at 2x capacity", loaded.get("high"), loaded.get("low")))
                     .append(row("same, isolate_levels", isolated.get("high"), isolated.get("low")))
+                    .append(row("same, isolate_levels + low_priority_batch_ms 30", capped.get("high"), capped.get("low")))
                     .append(String.format(Locale.ROOT, "%nHigh-priority p99 loaded / idle: **%.2f** levels mixed in "
-                            + "batches, **%.2f** with isolate_levels (goal <= 1.2). Low priority's share of answered "
-                            + "requests: %.2f against a guaranteed minimum share of 0.2 (%.1fx; goal >= 0.8x).%n%n",
-                            p99Loaded / p99Idle, p99Isolated / p99Idle, lowShare, lowShare / 0.2));
+                            + "batches, **%.2f** with isolate_levels, **%.2f** with low-priority batches also capped at "
+                            + "30 ms while high-priority traffic is about (goal <= 1.2). Low priority's share of answered "
+                            + "requests (levels mixed): %.2f against a guaranteed minimum share of 0.2 (%.1fx; goal >= 0.8x); "
+                            + "with the cap: %.2f.%n%n",
+                            p99Loaded / p99Idle, p99Isolated / p99Idle, p99Capped / p99Idle, lowShare, lowShare / 0.2,
+                            (double) capped.get("low").ok / Math.max(1, capped.get("low").ok + capped.get("high").ok)));
 
             // 2. tenants
             Map<String, Outcome> tenants = run("{\"priority_levels\": 1, \"default_timeout_ms\": 5000,"

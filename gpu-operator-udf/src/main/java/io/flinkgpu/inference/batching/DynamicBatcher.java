@@ -72,6 +72,8 @@ public final class DynamicBatcher<T> {
     private static final double AIMD_BACKOFF = 0.9;
     /** SLO-aware sizing sizes batches to keep up with this multiple of the measured arrival rate. */
     static final double KEEP_UP_HEADROOM = 1.2;
+    /** How recently a level-1 request must have arrived for {@code low_priority_batch_ms} to apply. */
+    static final long TOP_LEVEL_RECENT_NANOS = 1_000_000_000L;
 
     private final Function<ModelId, BatchingConfig> configs;
     private final Function<ModelId, SchedulingConfig> scheduling;
@@ -108,6 +110,7 @@ public final class DynamicBatcher<T> {
         long queuedSamples;
         double aimdCap;
         long lastArrivalNanos = Long.MIN_VALUE;
+        long lastTopLevelArrivalNanos = Long.MIN_VALUE;
         double meanInterArrivalNanosPerSample;
 
         ModelState(ModelId id) {
@@ -304,6 +307,9 @@ public final class DynamicBatcher<T> {
                     : (1 - ARRIVAL_EWMA) * m.meanInterArrivalNanosPerSample + ARRIVAL_EWMA * gap;
         }
         m.lastArrivalNanos = now;
+        if (level == 1) {
+            m.lastTopLevelArrivalNanos = now;
+        }
     }
 
     /** Cuts the most urgent ready batch, or returns null if no queue is ready yet. */
@@ -611,6 +617,14 @@ public final class DynamicBatcher<T> {
             long deadline = sloDeadline(lane, lane.oldest().enqueuedNanos);
             while (limit > 1 && deadline != Long.MAX_VALUE && now + m.latency.predictNanos(limit) > deadline) {
                 limit--; // the largest batch whose predicted completion meets the earliest deadline
+            }
+        }
+        if (m.sched.lowPriorityBatchMs() > 0 && reason != Batch.CloseReason.FLUSH && m.latency.hasData()
+                && lane.levels.get(1).requests == 0 && m.lastTopLevelArrivalNanos != Long.MIN_VALUE
+                && now - m.lastTopLevelArrivalNanos < TOP_LEVEL_RECENT_NANOS) {
+            long budget = (long) (m.sched.lowPriorityBatchMs() * 1e6);
+            while (limit > 1 && m.latency.predictNanos(limit) > budget) {
+                limit--; // keep a lower-priority batch short while high-priority requests are about
             }
         }
         List<Batch.Queued<T>> entries = new ArrayList<>();

@@ -21,6 +21,9 @@ import java.util.TreeMap;
  * @param sloMs the latency objective for SLO-aware and AIMD sizing (0: none)
  * @param isolateLevels cut each batch from one priority level only, so that a high-priority
  *     batch is not topped up with (and slowed by) lower-priority requests
+ * @param lowPriorityBatchMs while level-1 requests have arrived within the last second, batches
+ *     of lower levels are cut no larger than the latency model predicts to run in this many ms,
+ *     so that a high-priority request never waits long behind one (0: no cap)
  */
 public record SchedulingConfig(
         @JsonProperty("priority_levels") int priorityLevels,
@@ -31,16 +34,25 @@ public record SchedulingConfig(
         @JsonProperty("aging_ms") long agingMs,
         @JsonProperty("batch_sizing") BatchSizing batchSizing,
         @JsonProperty("slo_ms") double sloMs,
-        @JsonProperty("isolate_levels") boolean isolateLevels) implements Serializable {
+        @JsonProperty("isolate_levels") boolean isolateLevels,
+        @JsonProperty("low_priority_batch_ms") double lowPriorityBatchMs) implements Serializable {
 
     public static final SchedulingConfig DEFAULTS =
-            new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0, false);
+            new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0, false, 0);
 
     /** Levels share batches (the default). */
     public SchedulingConfig(int priorityLevels, int defaultPriority, long defaultTimeoutMs, boolean allowTimeoutOverride,
             Map<Integer, LevelPolicy> levels, long agingMs, BatchSizing batchSizing, double sloMs) {
         this(priorityLevels, defaultPriority, defaultTimeoutMs, allowTimeoutOverride, levels, agingMs, batchSizing, sloMs,
-                false);
+                false, 0);
+    }
+
+    /** Without a cap on lower-priority batches. */
+    public SchedulingConfig(int priorityLevels, int defaultPriority, long defaultTimeoutMs, boolean allowTimeoutOverride,
+            Map<Integer, LevelPolicy> levels, long agingMs, BatchSizing batchSizing, double sloMs,
+            boolean isolateLevels) {
+        this(priorityLevels, defaultPriority, defaultTimeoutMs, allowTimeoutOverride, levels, agingMs, batchSizing, sloMs,
+                isolateLevels, 0);
     }
 
     @JsonCreator
@@ -55,7 +67,7 @@ public record SchedulingConfig(
             throw new IllegalArgumentException(
                     "default_priority " + defaultPriority + " is outside 1.." + priorityLevels);
         }
-        if (defaultTimeoutMs < 0 || agingMs < 0 || sloMs < 0) {
+        if (defaultTimeoutMs < 0 || agingMs < 0 || sloMs < 0 || lowPriorityBatchMs < 0) {
             throw new IllegalArgumentException("default_timeout_ms, aging_ms and slo_ms must not be negative");
         }
         levels = levels == null ? Map.of() : new TreeMap<>(levels);

@@ -76,6 +76,27 @@ class QosBatcherTest {
     }
 
     @org.junit.jupiter.api.Test
+    void lowPriorityBatchesStayShortWhileHighPriorityTrafficIsAbout() {
+        SchedulingConfig capped = new SchedulingConfig(2, 2, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0, true, 10);
+        DynamicBatcher<String> b = batcher(32, 0, capped, Map.of());
+        for (int size = 1; size <= 32; size *= 2) {
+            b.recordBatch(MODEL, size, 4 * MS + size * MS / 2); // t(b) = 4 ms + 0.5 ms * b: 12 samples in 10 ms
+        }
+        for (int i = 0; i < 20; i++) {
+            offer(b, "low" + i, 2);
+        }
+        assertThat(b.poll().samples()).as("no high-priority traffic: a full cut").isEqualTo(20);
+        offer(b, "high", 1);
+        assertThat(b.poll().items()).containsExactly("high");
+        for (int i = 0; i < 20; i++) {
+            offer(b, "low" + i, 2);
+        }
+        assertThat(b.poll().samples()).as("high-priority traffic within the last second").isEqualTo(12);
+        now.addAndGet(2_000 * MS);
+        assertThat(b.poll().samples()).as("a quiet second later: uncapped again").isEqualTo(8);
+    }
+
+    @org.junit.jupiter.api.Test
     void lanesWithHigherPriorityWorkAreServedFirst() {
         DynamicBatcher<String> b = batcher(2, 0, levels(2, Map.of(), 0), Map.of());
         BatchKey other = new BatchKey(new ModelId("other", "1"), "");
