@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.JsonCodec;
@@ -101,7 +100,7 @@ class ControlTopicRoutingEndToEndTest {
         String requests = "route-requests";
         String responses = "route-responses";
         String control = "route-control";
-        kafka.createTopics(2, requests, responses, "route-dead-letter");
+        Configuration config = TestJobs.config(kafka, "route", 2, root.resolve("models"));
         kafka.createTopics(1, control);
         int fallback = ModelPartitioner.hash(MODEL, 2);
         int other = 1 - fallback;
@@ -111,17 +110,9 @@ class ControlTopicRoutingEndToEndTest {
                 record(ControlMessageCodec.encode(plan(5, new RouteTarget(other, 1)))),
                 record(ControlMessageCodec.encode(plan(3, new RouteTarget(fallback, 1))))));
 
-        Configuration config = new Configuration();
-        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        config.set(InferenceJobOptions.REQUESTS_TOPIC, requests);
-        config.set(InferenceJobOptions.RESPONSES_TOPIC, responses);
-        config.set(InferenceJobOptions.DEAD_LETTER_TOPIC, "route-dead-letter");
         config.set(InferenceJobOptions.CONTROL_TOPIC, control);
-        config.set(InferenceJobOptions.GROUP_ID, "route");
-        config.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
         config.set(InferenceJobOptions.PARALLELISM, 2);
         config.set(InferenceJobOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
-        config.set(GpuInferenceOptions.MODEL_REPOSITORY, root.resolve("models").toString());
         JobClient job = start(config, null);
         String savepoint;
         try {

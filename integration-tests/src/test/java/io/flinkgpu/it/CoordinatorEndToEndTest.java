@@ -137,20 +137,12 @@ class CoordinatorEndToEndTest {
         String requests = "coord-requests";
         String responses = "coord-responses";
         String control = "coord-control";
-        kafka.createTopics(2, requests, responses, "coord-dead-letter");
+        Configuration job = TestJobs.config(kafka, "coord", 2, root.resolve("models"));
         kafka.createTopics(1, control);
 
-        Configuration job = new Configuration();
-        job.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        job.set(InferenceJobOptions.REQUESTS_TOPIC, requests);
-        job.set(InferenceJobOptions.RESPONSES_TOPIC, responses);
-        job.set(InferenceJobOptions.DEAD_LETTER_TOPIC, "coord-dead-letter");
         job.set(InferenceJobOptions.CONTROL_TOPIC, control);
-        job.set(InferenceJobOptions.GROUP_ID, "coord");
-        job.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
         job.set(InferenceJobOptions.PARALLELISM, 2);
         job.set(InferenceJobOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
-        job.set(GpuInferenceOptions.MODEL_REPOSITORY, root.resolve("models").toString());
         job.set(GpuInferenceOptions.DEVICE_TYPE, "simulated");
         job.set(GpuInferenceOptions.SIMULATED_DEVICES, 2);
         job.set(GpuInferenceOptions.SIMULATED_SPEED, "1+4*b");
