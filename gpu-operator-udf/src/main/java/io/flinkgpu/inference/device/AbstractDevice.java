@@ -79,6 +79,16 @@ abstract class AbstractDevice implements Device {
         }
     }
 
+    /**
+     * CPU sessions live in this process, so what they use is the process's resident memory
+     * ({@code /proc/self/statm}, Linux); empty elsewhere. Simulated GPUs run their sessions on the
+     * CPU too, so this is also how they measure a model.
+     */
+    @Override
+    public java.util.OptionalLong memoryInUseBytes() {
+        return ProcessMemory.residentBytes();
+    }
+
     @Override
     public DeviceTelemetry telemetry() {
         return new DeviceTelemetry(memory.used(), memory.capacity(), busy.sample(), Double.NaN, Double.NaN);

@@ -38,6 +38,30 @@ public final class CudaDevice extends AbstractDevice {
         return options;
     }
 
+    /**
+     * Used memory of the GPU from {@code cudaMemGetInfo} (JCuda, on the CUDA primary context that
+     * ONNX Runtime also uses): the difference across a load is what the model's session took,
+     * weights and arena alike. Includes other processes, so a load is measured as a difference.
+     */
+    @Override
+    public java.util.OptionalLong memoryInUseBytes() {
+        try {
+            synchronized (CudaDevice.class) { // cudaSetDevice is per thread, but keep probes serial
+                if (jcuda.runtime.JCuda.cudaSetDevice(gpu.ordinal()) != jcuda.runtime.cudaError.cudaSuccess) {
+                    return java.util.OptionalLong.empty();
+                }
+                long[] free = new long[1];
+                long[] total = new long[1];
+                if (jcuda.runtime.JCuda.cudaMemGetInfo(free, total) != jcuda.runtime.cudaError.cudaSuccess) {
+                    return java.util.OptionalLong.empty();
+                }
+                return java.util.OptionalLong.of(total[0] - free[0]);
+            }
+        } catch (RuntimeException | LinkageError e) {
+            return java.util.OptionalLong.empty();
+        }
+    }
+
     /** nvidia-smi's readings where available (they include other processes), else our own busy time. */
     @Override
     public DeviceTelemetry telemetry() {

@@ -32,6 +32,15 @@ public interface Device extends AutoCloseable {
 
     void release(long bytes);
 
+    /**
+     * Memory in use as the device itself reports it now, whoever uses it (not the accounting of
+     * {@link #reserve}): what the model cache measures a first load with. Empty where the
+     * device cannot tell.
+     */
+    default java.util.OptionalLong memoryInUseBytes() {
+        return java.util.OptionalLong.empty();
+    }
+
     /** Memory, utilisation, temperature and power now; unknown values are NaN. */
     default DeviceTelemetry telemetry() {
         long total = totalMemoryBytes();

@@ -31,7 +31,8 @@ public record DeviceSettings(
         int simulatedCount,
         long simulatedMemoryBytes,
         String simulatedSpeed,
-        List<String> simulatedModelSpeeds) implements Serializable {
+        List<String> simulatedModelSpeeds,
+        String simulatedLoadTime) implements Serializable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeviceSettings.class);
     public static final Set<String> TYPES = Set.of("auto", "cuda", "cpu", "simulated");
@@ -54,6 +55,14 @@ public record DeviceSettings(
         simulatedModelSpeeds = List.copyOf(simulatedModelSpeeds);
         SpeedModel.parse(simulatedSpeed);
         modelSpeeds(simulatedModelSpeeds);
+        LoadTimeModel.parse(simulatedLoadTime);
+    }
+
+    /** Simulated GPUs with the default {@link LoadTimeModel}. */
+    public DeviceSettings(String type, long cpuMemoryBytes, double cudaMemoryFraction, int intraOpThreads,
+            int simulatedCount, long simulatedMemoryBytes, String simulatedSpeed, List<String> simulatedModelSpeeds) {
+        this(type, cpuMemoryBytes, cudaMemoryFraction, intraOpThreads, simulatedCount, simulatedMemoryBytes,
+                simulatedSpeed, simulatedModelSpeeds, LoadTimeModel.DEFAULT_SPEC);
     }
 
     /** Parses {@code model=speed} entries. */
@@ -84,7 +93,7 @@ public record DeviceSettings(
                 int index = subtaskIndex % simulatedCount;
                 return SHARED.computeIfAbsent(List.of(this, index), k -> new SimulatedDevice("sim:" + index,
                         simulatedMemoryBytes, SpeedModel.parse(simulatedSpeed), modelSpeeds(simulatedModelSpeeds),
-                        intraOpThreads));
+                        LoadTimeModel.parse(simulatedLoadTime), intraOpThreads));
             }
             case "cuda":
             case "auto": {

@@ -11,7 +11,8 @@ import java.util.concurrent.locks.LockSupport;
  * A GPU that is not there: models run for real on the CPU, so outputs are exact, and each batch
  * then waits out the rest of the time its {@link SpeedModel} gives. Batches share one device
  * timeline, as kernels on one GPU do, so concurrent batches queue behind each other. Memory is
- * accounted against a fixed capacity in 2 MiB pages, as a GPU allocator hands it out.
+ * accounted against a fixed capacity in 2 MiB pages, as a GPU allocator hands it out, and putting a
+ * model on the device takes the time its {@link LoadTimeModel} gives.
  *
  * <p>Faults can be injected: out-of-memory on the next session creations, and loss of the device
  * (every later load and batch fails, {@link #isHealthy()} turns false). Used by tests, the local
@@ -23,15 +24,22 @@ public final class SimulatedDevice extends AbstractDevice {
 
     private final SpeedModel defaultSpeed;
     private final Map<String, SpeedModel> modelSpeeds;
+    private final LoadTimeModel loadTime;
     private final AtomicInteger outOfMemoryLoads = new AtomicInteger();
     private volatile boolean lost;
     private long busyUntilNanos = Long.MIN_VALUE;
 
     public SimulatedDevice(String id, long capacityBytes, SpeedModel defaultSpeed, Map<String, SpeedModel> modelSpeeds,
-            int intraOpThreads) {
+            LoadTimeModel loadTime, int intraOpThreads) {
         super(id, capacityBytes, PAGE_BYTES, intraOpThreads);
         this.defaultSpeed = defaultSpeed;
         this.modelSpeeds = Map.copyOf(modelSpeeds);
+        this.loadTime = loadTime;
+    }
+
+    public SimulatedDevice(String id, long capacityBytes, SpeedModel defaultSpeed, Map<String, SpeedModel> modelSpeeds,
+            int intraOpThreads) {
+        this(id, capacityBytes, defaultSpeed, modelSpeeds, LoadTimeModel.NONE, intraOpThreads);
     }
 
     public SimulatedDevice(String id, long capacityBytes, SpeedModel speed) {
@@ -79,7 +87,19 @@ public final class SimulatedDevice extends AbstractDevice {
         if (outOfMemoryLoads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new DeviceOutOfMemoryException("out of memory creating a session on " + id() + " (injected)");
         }
-        return super.createSession(env, model);
+        long started = System.nanoTime();
+        OrtSession session = super.createSession(env, model);
+        // Loads do not hold the compute timeline: copies run on their own engine on a GPU.
+        long done = started + loadTime.loadNanos(model.length);
+        for (long left = done - System.nanoTime(); left > 0 && !Thread.currentThread().isInterrupted();
+                left = done - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+        return session;
+    }
+
+    public LoadTimeModel loadTime() {
+        return loadTime;
     }
 
     @Override

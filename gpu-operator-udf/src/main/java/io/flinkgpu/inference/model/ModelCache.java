@@ -67,6 +67,12 @@ public final class ModelCache implements AutoCloseable {
     private final Map<ModelId, Entry> entries = new HashMap<>();
     private final Map<ModelId, Failure> failures = new HashMap<>();
     private final LinkedHashMap<ModelId, byte[]> host = new LinkedHashMap<>();
+    /** Device memory measured on the first load of models whose config declares none. */
+    private final Map<ModelId, Long> measured = new HashMap<>();
+    /** Pinned by a LOAD command: never evicted for being idle, and evicted for room only after unpinned ones. */
+    private final java.util.Set<ModelId> pinned = new java.util.HashSet<>();
+    /** First loads that are measured run one at a time, so the difference in memory in use is theirs. */
+    private final Object measureLock = new Object();
     private long hostBytes;
     private long useSequence;
     private boolean closed;
@@ -258,7 +264,10 @@ public final class ModelCache implements AutoCloseable {
             if (bytes == null) {
                 bytes = read(e.resolved);
             }
-            long need = memoryEstimate(e.resolved.config(), bytes.length);
+            long need;
+            synchronized (this) {
+                need = memoryEstimate(id, e.resolved.config(), bytes.length);
+            }
             boolean reserved = false;
             if (!fromHost && !e.resolved.config().allowedVariants().isEmpty()) {
                 synchronized (this) {
@@ -277,16 +286,22 @@ public final class ModelCache implements AutoCloseable {
                     makeRoom(e, need);
                 }
             }
-            OnnxModel model = createSession(e, bytes, need);
-            try {
-                List<String> problems = mismatches(e.resolved.config(), model);
-                if (!problems.isEmpty()) {
-                    throw new ModelLoadException("model " + id + " does not match its config: " + problems);
+            boolean measure;
+            synchronized (this) {
+                measure = e.resolved.config().memoryBytes() == null && e.variant == null && !measured.containsKey(id);
+            }
+            OnnxModel model;
+            if (measure) {
+                synchronized (measureLock) {
+                    java.util.OptionalLong before = device.memoryInUseBytes();
+                    model = createAndWarmUp(e, bytes, need);
+                    java.util.OptionalLong after = device.memoryInUseBytes();
+                    if (before.isPresent() && after.isPresent()) {
+                        adjustToMeasured(e, Math.max(bytes.length, after.getAsLong() - before.getAsLong()));
+                    }
                 }
-                warmUp(e.resolved.config(), model);
-            } catch (ModelLoadException | RuntimeException x) {
-                closeQuietly(id, model);
-                throw x;
+            } else {
+                model = createAndWarmUp(e, bytes, need);
             }
             synchronized (this) {
                 if (closed) {
@@ -335,6 +350,52 @@ public final class ModelCache implements AutoCloseable {
             e.done.complete(null);
             throw x instanceof ModelLoadException m ? m : new ModelLoadException(reason);
         }
+    }
+
+    /** A session on the device, checked against its config and warmed up; closed again if either fails. */
+    private OnnxModel createAndWarmUp(Entry e, byte[] bytes, long need) throws ModelLoadException {
+        OnnxModel model = createSession(e, bytes, need);
+        try {
+            List<String> problems = mismatches(e.resolved.config(), model);
+            if (!problems.isEmpty()) {
+                throw new ModelLoadException("model " + e.id + " does not match its config: " + problems);
+            }
+            warmUp(e.resolved.config(), model);
+        } catch (ModelLoadException | RuntimeException x) {
+            closeQuietly(e.id, model);
+            throw x;
+        }
+        return model;
+    }
+
+    /**
+     * Replaces a first load's estimate (the file size) by what the device measured the session
+     * and its warm-up to take (never less than the file), and remembers it for later loads. If
+     * the measured size does not fit now, the estimate stays accounted until the next load.
+     */
+    private synchronized void adjustToMeasured(Entry e, long bytes) {
+        measured.put(e.id, bytes);
+        long old = e.reservedBytes;
+        if (bytes == old) {
+            return;
+        }
+        device.release(old);
+        if (device.reserve(bytes)) {
+            e.reservedBytes = bytes;
+            LOG.info("Measured {} on {}: {} KiB (estimated {} KiB from the file)", e.id, device.id(), bytes >> 10,
+                    old >> 10);
+        } else {
+            device.reserve(old);
+            LOG.warn("Measured {} on {}: {} KiB, more than is free now; {} KiB stay accounted until its next load",
+                    e.id, device.id(), bytes >> 10, old >> 10);
+        }
+        roomChanged();
+    }
+
+    /** Device memory measured on the first load of a model whose config declares none. */
+    public synchronized java.util.OptionalLong measuredBytes(ModelId id) {
+        Long bytes = measured.get(id);
+        return bytes == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(bytes);
     }
 
     private static byte[] read(ModelRepository.ResolvedModel resolved) throws ModelLoadException {
@@ -398,9 +459,16 @@ public final class ModelCache implements AutoCloseable {
         return e == null || e.variant == null ? Optional.empty() : Optional.of(e.variant.precision());
     }
 
-    /** Device memory to account for a model: its declared {@code memory_bytes}, else its file size. */
-    static long memoryEstimate(ModelConfig config, long fileBytes) {
-        return config.memoryBytes() != null ? config.memoryBytes() : Math.max(1, fileBytes);
+    /**
+     * Device memory to account for a model: its declared {@code memory_bytes}, else what its first
+     * load measured, else its file size. Under the lock.
+     */
+    private long memoryEstimate(ModelId id, ModelConfig config, long fileBytes) {
+        if (config.memoryBytes() != null) {
+            return config.memoryBytes();
+        }
+        Long m = measured.get(id);
+        return m != null ? m : Math.max(1, fileBytes);
     }
 
     /**
@@ -455,15 +523,21 @@ public final class ModelCache implements AutoCloseable {
         return n;
     }
 
+    /** The eviction victim: the least recently used model no one holds, unpinned ones first. */
     private Entry leastRecentlyUsedIdle(Entry except) {
         Entry lru = null;
         for (Entry c : entries.values()) {
-            if (c != except && c.state == State.READY && c.refs == 0
-                    && (lru == null || c.useSequence < lru.useSequence)) {
+            if (c != except && c.state == State.READY && c.refs == 0 && (lru == null || before(c, lru))) {
                 lru = c;
             }
         }
         return lru;
+    }
+
+    private boolean before(Entry a, Entry b) {
+        boolean pa = pinned.contains(a.id);
+        boolean pb = pinned.contains(b.id);
+        return pa != pb ? !pa : a.useSequence < b.useSequence;
     }
 
     private String residentDescription() {
@@ -603,7 +677,7 @@ public final class ModelCache implements AutoCloseable {
         long now = clock.getAsLong();
         List<Entry> idle = new ArrayList<>();
         for (Entry e : entries.values()) {
-            if (e.state == State.READY && e.refs == 0 && now - e.lastUsedNanos >= timeout) {
+            if (e.state == State.READY && e.refs == 0 && now - e.lastUsedNanos >= timeout && !pinned.contains(e.id)) {
                 idle.add(e);
             }
         }
@@ -622,6 +696,35 @@ public final class ModelCache implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("Idle eviction on {} failed", device.id(), e);
         }
+    }
+
+    /**
+     * A LOAD command: loads and warms up the model now, ahead of its traffic, and keeps it loaded
+     * while it is pinned (no idle eviction; evicted for room only when no unpinned model can be).
+     */
+    public void pin(ModelRepository.ResolvedModel resolved) throws ModelLoadException {
+        synchronized (this) {
+            pinned.add(resolved.id());
+            Entry e = entries.get(resolved.id());
+            if (e != null) {
+                e.retiring = false; // an UNLOAD still draining is overtaken
+            }
+        }
+        preload(resolved);
+    }
+
+    /**
+     * An UNLOAD command: unpins the model and unloads it from the device, at once if no batch
+     * holds it, else when the last one completes. Requests that still come for it load it again.
+     */
+    public synchronized void unload(ModelId id) {
+        pinned.remove(id);
+        retire(id);
+    }
+
+    /** Models pinned by LOAD commands. */
+    public synchronized java.util.Set<ModelId> pinnedModels() {
+        return java.util.Set.copyOf(pinned);
     }
 
     /**

@@ -121,6 +121,13 @@ public final class GpuInferenceOptions {
                     .withDescription("Per-model speeds overriding inference.device.simulated.speed, as "
                             + "'model=A+B*b' entries separated by ';'.");
 
+    public static final ConfigOption<String> SIMULATED_LOAD_TIME = ConfigOptions.key("inference.device.simulated.load-time")
+            .stringType()
+            .defaultValue(io.flinkgpu.inference.device.LoadTimeModel.DEFAULT_SPEC)
+            .withDescription("Time a simulated GPU takes to put a model on the device, cold load or swap-in from the "
+                    + "host tier: 'A+B*mib' (A ms plus B ms per MiB of model). The default stands for ONNX Runtime's "
+                    + "CUDA session set-up plus a copy from pageable host memory at about 2 GB/s; '0' turns it off.");
+
     public static final ConfigOption<Integer> MAX_MODELS_PER_DEVICE = ConfigOptions.key("inference.cache.max-models-per-device")
             .intType()
             .defaultValue(ModelCacheSettings.DEFAULT_MAX_MODELS)

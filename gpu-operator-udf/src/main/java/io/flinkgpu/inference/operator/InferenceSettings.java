@@ -51,7 +51,8 @@ public record InferenceSettings(
                         config.get(GpuInferenceOptions.SIMULATED_DEVICES),
                         config.get(GpuInferenceOptions.SIMULATED_MEMORY).getBytes(),
                         config.get(GpuInferenceOptions.SIMULATED_SPEED),
-                        config.get(GpuInferenceOptions.SIMULATED_MODEL_SPEEDS)),
+                        config.get(GpuInferenceOptions.SIMULATED_MODEL_SPEEDS),
+                        config.get(GpuInferenceOptions.SIMULATED_LOAD_TIME)),
                 new ModelCacheSettings(
                         config.get(GpuInferenceOptions.MAX_MODELS_PER_DEVICE),
                         config.get(GpuInferenceOptions.EVICTION_TIMEOUT),

@@ -59,6 +59,42 @@ class SimulatedDeviceTest {
     }
 
     @Test
+    void loadTimeModelsParseAndPredict() {
+        assertThat(LoadTimeModel.parse("50+0.5*mib").loadNanos(4 * MIB)).isEqualTo(52_000_000);
+        assertThat(LoadTimeModel.parse(" 20 ").loadNanos(100 * MIB)).isEqualTo(20_000_000);
+        assertThat(LoadTimeModel.parse("0").loadNanos(MIB)).isZero();
+        assertThat(LoadTimeModel.parse(LoadTimeModel.DEFAULT_SPEC)).isEqualTo(LoadTimeModel.linear(50, 0.5));
+        for (String bad : List.of("", "fast", "-1", "1+2*b", "1+mib")) {
+            assertThatThrownBy(() -> LoadTimeModel.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThatThrownBy(() -> new DeviceSettings("simulated", MIB, 0.9, 1, 1, MIB, "1", List.of(), "slow"))
+                .hasMessageContaining("load time model 'slow'");
+    }
+
+    @Test
+    void aLoadTakesAtLeastItsModelledTimeWhileBatchesOfLoadedModelsGoOn() throws Exception {
+        SimulatedDevice device = new SimulatedDevice("sim:2", 64 * MIB, SpeedModel.CPU_SPEED, Map.of(),
+                LoadTimeModel.parse("300"), 1);
+        try (OnnxModel first = OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, device)) {
+            ExecutorService loader = Executors.newSingleThreadExecutor();
+            try {
+                long started = System.nanoTime();
+                Future<OnnxModel> second = loader.submit(() -> OnnxModel.load(new ModelId("affine-fp32", "2"), AFFINE,
+                        device));
+                // the loaded model keeps serving while the other one loads
+                assertThat(first.run(List.of(affineRequest(2)))).hasSize(1);
+                assertThat(second.isDone()).isFalse();
+                try (OnnxModel loaded = second.get(10, TimeUnit.SECONDS)) {
+                    assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(300_000_000L);
+                    assertThat(loaded.run(List.of(affineRequest(1)))).hasSize(1);
+                }
+            } finally {
+                loader.shutdownNow();
+            }
+        }
+    }
+
+    @Test
     void injectedOutOfMemoryFailsTheNextLoadsThenLoadsSucceed() throws Exception {
         SimulatedDevice device = new SimulatedDevice("sim:1", 64 * MIB, SpeedModel.CPU_SPEED);
         device.injectOutOfMemoryOnLoad(2);
