@@ -89,16 +89,20 @@ public final class InferenceJob {
         // One inference subtask needs no routing: a forward edge lets Flink chain parsing and
         // inference, so requests are not serialized between them.
         boolean single = parallelism == 1 && requests.getParallelism() == 1;
-        DataStream<InferenceRequest> routed = controlTopic.isEmpty()
-                ? (single ? requests : requests.partitionCustom(new ModelPartitioner(), InferenceRequest::modelName))
-                : routeByPlan(env, requests, bootstrap, controlTopic, config.get(InferenceJobOptions.GROUP_ID),
-                        parallelism);
-
-        SingleOutputStreamOperator<InferenceResponse> responses = GpuInference.builder()
-                .configuration(config)
-                .build()
-                .apply(routed)
-                .setParallelism(parallelism);
+        GpuInference inference = GpuInference.builder().configuration(config).build();
+        SingleOutputStreamOperator<InferenceResponse> responses;
+        if (controlTopic.isEmpty()) {
+            DataStream<InferenceRequest> routed =
+                    single ? requests : requests.partitionCustom(new ModelPartitioner(), InferenceRequest::modelName);
+            responses = inference.apply(routed);
+        } else {
+            // One control stream feeds both the router (plans as broadcast state) and the inference
+            // subtasks (their LOAD/UNLOAD commands).
+            DataStream<byte[]> control = controlRecords(env, bootstrap, controlTopic,
+                    config.get(InferenceJobOptions.GROUP_ID));
+            responses = inference.apply(routeByPlan(requests, control, parallelism), control);
+        }
+        responses.setParallelism(parallelism);
 
         DataStream<InferenceResponse> allResponses =
                 responses.union(requests.getSideOutput(RequestParser.ERROR_RESPONSES));
@@ -135,25 +139,28 @@ public final class InferenceJob {
                 .name("Kafka dead letters");
     }
 
-    /**
-     * The coordinator's routing: plans from the control topic, broadcast to a router that picks each
-     * request's inference subtask (weighted by the plan, else by model hash), then on to that subtask.
-     */
-    private static DataStream<InferenceRequest> routeByPlan(StreamExecutionEnvironment env,
-            DataStream<InferenceRequest> requests, String bootstrap, String controlTopic, String groupId,
-            int parallelism) {
+    /** The control topic's records, every plan from the start (the gates keep the newest epoch). */
+    private static DataStream<byte[]> controlRecords(StreamExecutionEnvironment env, String bootstrap,
+            String controlTopic, String groupId) {
         KafkaSource<byte[]> controlSource = KafkaSource.<byte[]>builder()
                 .setBootstrapServers(bootstrap)
                 .setTopics(controlTopic)
                 .setGroupId(groupId + "-control")
-                // every plan from the start: the router keeps the newest epoch
                 .setStartingOffsets(OffsetsInitializer.earliest())
                 .setDeserializer(new ControlRecordDeserializer())
                 .build();
-        BroadcastStream<byte[]> plans = env.fromSource(controlSource, WatermarkStrategy.noWatermarks(), "Kafka control")
+        return env.fromSource(controlSource, WatermarkStrategy.noWatermarks(), "Kafka control")
                 .uid(UID_CONTROL_SOURCE)
-                .setParallelism(1)
-                .broadcast(PlanRouter.PLAN_STATE);
+                .setParallelism(1);
+    }
+
+    /**
+     * The coordinator's routing: plans from the control topic, broadcast to a router that picks each
+     * request's inference subtask (weighted by the plan, else by model hash), then on to that subtask.
+     */
+    private static DataStream<InferenceRequest> routeByPlan(DataStream<InferenceRequest> requests,
+            DataStream<byte[]> control, int parallelism) {
+        BroadcastStream<byte[]> plans = control.broadcast(PlanRouter.PLAN_STATE);
         TypeInformation<Tuple2<Integer, InferenceRequest>> targeted = Types.TUPLE(Types.INT, InferenceTypes.REQUEST);
         return requests.connect(plans)
                 .process(new PlanRouter(parallelism), targeted)

@@ -14,6 +14,7 @@ import io.flinkgpu.inference.routing.ControlMessage;
 import io.flinkgpu.inference.routing.ControlMessageCodec;
 import io.flinkgpu.inference.routing.ModelRoute;
 import io.flinkgpu.inference.routing.RouteTarget;
+import io.flinkgpu.inference.routing.SubtaskCommand;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.ModelPartitioner;
@@ -75,7 +76,11 @@ class ControlTopicRoutingEndToEndTest {
     }
 
     static ControlMessage plan(long epoch, RouteTarget... targets) {
-        return ControlMessage.of(epoch, epoch, 2, List.of(new ModelRoute(MODEL, List.of(targets), "test")), List.of(),
+        return plan(epoch, List.of(), targets);
+    }
+
+    static ControlMessage plan(long epoch, List<SubtaskCommand> commands, RouteTarget... targets) {
+        return ControlMessage.of(epoch, epoch, 2, List.of(new ModelRoute(MODEL, List.of(targets), "test")), commands,
                 "test plan " + epoch);
     }
 
@@ -104,10 +109,13 @@ class ControlTopicRoutingEndToEndTest {
         kafka.createTopics(1, control);
         int fallback = ModelPartitioner.hash(MODEL, 2);
         int other = 1 - fallback;
-        // garbage, the plan (epoch 5: everything to the subtask hashing would not pick), a stale plan
+        // garbage, the plan (epoch 5: everything to the subtask hashing would not pick, and the model
+        // loaded ahead of traffic on the other one), a stale plan
+        List<SubtaskCommand> preload = List.of(
+                new SubtaskCommand(fallback, SubtaskCommand.Action.LOAD, MODEL, null, "standby replica"));
         KafkaTopics.produce(kafka.bootstrapServers(), control, List.of(
                 record("{not a plan".getBytes(StandardCharsets.UTF_8)),
-                record(ControlMessageCodec.encode(plan(5, new RouteTarget(other, 1)))),
+                record(ControlMessageCodec.encode(plan(5, preload, new RouteTarget(other, 1)))),
                 record(ControlMessageCodec.encode(plan(3, new RouteTarget(fallback, 1))))));
 
         config.set(InferenceJobOptions.CONTROL_TOPIC, control);
@@ -119,6 +127,11 @@ class ControlTopicRoutingEndToEndTest {
             String jid = job.getJobID().toString();
             awaitRouter(jid, m -> m.get("planEpoch") == 5 && m.get("recordsInvalid") == 1
                     && m.get("plansIgnoredStale") == 1 && m.get("plansApplied") == 1);
+            // the LOAD command: the fallback subtask holds the model before any request reaches it
+            Map<Integer, Map<String, Double>> subtasks = awaitInference(jid,
+                    m -> m.get("planEpoch") == 5 && m.get("recordsIgnored") == 2, fallback,
+                    m -> m.get("commandsApplied") == 1 && m.get("modelsPinned") == 1 && m.get("modelsLoaded") == 1);
+            assertThat(subtasks.get(other).get("modelsLoaded")).as("no command, no traffic yet").isZero();
 
             KafkaTopics.produce(kafka.bootstrapServers(), requests, requests(0, 300));
             assertAnswered(responses, 300);
@@ -153,6 +166,9 @@ class ControlTopicRoutingEndToEndTest {
             assertThat(counts.getOrDefault(1, 0.0)).isBetween(98.0, 102.0);
             // the plan came from state: the restored router applied no control record
             awaitRouter(jid, m -> m.get("planEpoch") == 6 && m.get("plansApplied") == 0);
+            // and the inference subtasks restored their epoch and pinned models from theirs
+            awaitInference(jid, m -> m.get("planEpoch") == 6 && m.get("commandsApplied") == 0, fallback,
+                    m -> m.get("modelsPinned") == 1 && m.get("modelsLoaded") == 1);
         } finally {
             restored.cancel().get();
         }
@@ -256,6 +272,40 @@ class ControlTopicRoutingEndToEndTest {
             Thread.sleep(300);
         }
         throw new AssertionError("router never reached the expected state: " + last);
+    }
+
+    /**
+     * Waits until every inference subtask's control metrics satisfy {@code all} and subtask
+     * {@code subtask}'s satisfy {@code one}; returns each subtask's metrics by short name.
+     */
+    private Map<Integer, Map<String, Double>> awaitInference(String jid, Predicate<Map<String, Double>> all,
+            int subtask, Predicate<Map<String, Double>> one) throws Exception {
+        List<String> names = List.of("planEpoch", "recordsIgnored", "commandsApplied", "commandsFailed",
+                "modelsPinned", "modelsLoaded");
+        List<String> suffixes = names.stream()
+                .map(n -> n.equals("modelsLoaded") ? "." + n : ".gpu_inference.control." + n).toList();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        Map<Integer, Map<String, Double>> last = Map.of();
+        while (System.nanoTime() < deadline) {
+            try {
+                Map<Integer, Map<String, Double>> byName = new HashMap<>();
+                subtaskMetrics(jid, vertex(jid, "GPU inference"), suffixes).forEach((i, m) -> {
+                    Map<String, Double> named = new HashMap<>();
+                    for (int k = 0; k < names.size(); k++) {
+                        named.put(names.get(k), m.getOrDefault(suffixes.get(k), -1.0));
+                    }
+                    byName.put(i, named);
+                });
+                last = byName;
+                if (byName.values().stream().allMatch(all) && one.test(byName.get(subtask))) {
+                    return byName;
+                }
+            } catch (AssertionError | RuntimeException e) {
+                // the job is starting
+            }
+            Thread.sleep(300);
+        }
+        throw new AssertionError("inference subtasks never reached the expected state: " + last);
     }
 
     /** The inference subtasks' requestsIn for the model, once their sum reaches {@code total}. */

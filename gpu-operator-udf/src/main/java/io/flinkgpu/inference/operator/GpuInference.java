@@ -52,6 +52,22 @@ public final class GpuInference {
                 .name(name);
     }
 
+    /**
+     * Applies inference to {@code requests} under a coordinator's control: {@code control} carries
+     * the raw records of the control topic (JSON plans, see {@code ControlMessage}); each is
+     * broadcast to every inference subtask, which applies the LOAD/UNLOAD commands addressed to it.
+     * Records that do not decode, validate or are older than the plan in force are counted and
+     * ignored. Same uid as {@link #apply(DataStream)}, so the operator's request state carries over
+     * when a job adds control.
+     */
+    public SingleOutputStreamOperator<InferenceResponse> apply(DataStream<InferenceRequest> requests,
+            DataStream<byte[]> control) {
+        return requests.connect(control.broadcast())
+                .transform(name, InferenceTypes.RESPONSE, new ControlledGpuInferenceOperatorFactory(settings))
+                .uid(uid)
+                .name(name);
+    }
+
     /** Builds a {@link GpuInference}; unset values come from {@link GpuInferenceOptions}' defaults. */
     public static final class Builder {
         private final Configuration config = new Configuration();

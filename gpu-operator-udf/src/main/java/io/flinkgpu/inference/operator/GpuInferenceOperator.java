@@ -66,6 +66,8 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
 
     private static final long serialVersionUID = 1L;
     static final String STATE_NAME = "gpu-inference-pending-requests";
+    /** Union state: each subtask's applied plan epoch and the models its LOAD commands pinned. */
+    static final String CONTROL_STATE_NAME = "gpu-inference-control";
     /** The external resource name under which Flink hands out GPUs (external-resources: gpu). */
     static final String GPU_RESOURCE = "gpu";
 
@@ -87,6 +89,9 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     private transient List<InferenceRequest> restored;
     private transient InferenceMetrics metrics;
     private transient TenantGate tenants;
+    private transient ListState<String> controlState;
+    private transient List<String> restoredControl;
+    private transient ModelCommands commands;
 
     /** A validated, admitted request waiting for, or in, a batch. */
     record Pending(InferenceRequest request, ModelRepository.ResolvedModel model) {
@@ -109,10 +114,16 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         super.initializeState(context);
         pendingState = context.getOperatorStateStore().getListState(
                 new ListStateDescriptor<>(STATE_NAME, CodecSerializer.RequestSerializer.INSTANCE));
+        controlState = context.getOperatorStateStore().getUnionListState(
+                new ListStateDescriptor<>(CONTROL_STATE_NAME, org.apache.flink.api.common.typeinfo.Types.STRING));
         restored = new ArrayList<>();
+        restoredControl = new ArrayList<>();
         if (context.isRestored()) {
             for (InferenceRequest r : pendingState.get()) {
                 restored.add(r);
+            }
+            for (String c : controlState.get()) {
+                restoredControl.add(c);
             }
         }
     }
@@ -130,6 +141,10 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         // Hot reload: new default versions are loaded and warmed up on this device before they serve.
         reloader = new ModelReloader(repository, cache)
                 .startPolling(settings.repositoryPollInterval(), "model-reload-" + subtask);
+        commands = new ModelCommands(subtask, repository, cache);
+        commands.registerMetrics(getMetricGroup());
+        commands.restore(restoredControl);
+        restoredControl.clear();
         tenants = new TenantGate(settings.tenants());
         batcher = new DynamicBatcher<>(
                 id -> {
@@ -177,6 +192,16 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         }
     }
 
+    /** This subtask's model cache (for tests). */
+    ModelCache cache() {
+        return cache;
+    }
+
+    /** This subtask's side of the coordinator's plans (for tests). */
+    ModelCommands commands() {
+        return commands;
+    }
+
     /** CUDA ordinals that Flink's external-resource framework gave this TaskManager ("gpu"). */
     private List<Integer> assignedGpus() {
         List<Integer> ordinals = new ArrayList<>();
@@ -202,6 +227,14 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         }
         accept(request);
         dispatch();
+    }
+
+    /**
+     * A record from the coordinator's control topic (see {@link ControlledGpuInferenceOperator}):
+     * this subtask's LOAD/UNLOAD commands of a newer plan are applied, anything else is ignored.
+     */
+    protected void processControl(byte[] record) {
+        commands.offer(record);
     }
 
     private void accept(InferenceRequest request) {
@@ -413,6 +446,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
             pending.add(q.item().request());
         }
         pendingState.update(pending);
+        controlState.update(commands.snapshot());
     }
 
     @Override
@@ -443,6 +477,9 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         try {
             if (reloader != null) {
                 reloader.close();
+            }
+            if (commands != null) {
+                commands.close();
             }
             if (executor != null) {
                 executor.shutdownNow();

@@ -1,0 +1,34 @@
+package io.flinkgpu.inference.operator;
+
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
+import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+/**
+ * The inference operator with a second input: the coordinator's control records, broadcast to
+ * every subtask, whose LOAD/UNLOAD commands the subtask applies to its model cache. Requests on
+ * the first input are served exactly as by {@link GpuInferenceOperator}. The end of either input
+ * drains the queues (Flink calls {@code BoundedOneInput.endInput()} once per finished input), which
+ * is harmless: draining only runs what is queued.
+ */
+public class ControlledGpuInferenceOperator extends GpuInferenceOperator
+        implements TwoInputStreamOperator<InferenceRequest, byte[], InferenceResponse> {
+    private static final long serialVersionUID = 1L;
+
+    public ControlledGpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters,
+            InferenceSettings settings) {
+        super(parameters, settings);
+    }
+
+    @Override
+    public void processElement1(StreamRecord<InferenceRequest> element) throws Exception {
+        processElement(element);
+    }
+
+    @Override
+    public void processElement2(StreamRecord<byte[]> element) {
+        processControl(element.getValue());
+    }
+}

@@ -1,0 +1,155 @@
+package io.flinkgpu.inference.operator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinkgpu.inference.model.ModelCache;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.RequestParameters;
+import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.routing.ControlMessage;
+import io.flinkgpu.inference.routing.ControlMessageCodec;
+import io.flinkgpu.inference.routing.SubtaskCommand;
+import io.flinkgpu.inference.routing.SubtaskCommand.Action;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** An inference subtask applying the coordinator's LOAD/UNLOAD commands from the control input. */
+class ModelCommandsOperatorTest {
+    static final Path TEST_MODELS = Path.of("src/test/resources/models");
+    static final String MODEL = "affine-fp32";
+    static final ModelId ID = new ModelId(MODEL, "1");
+
+    @TempDir
+    Path repo;
+
+    private GpuInference inference() throws Exception {
+        Path dir = Files.createDirectories(repo.resolve(MODEL).resolve("1"));
+        if (!Files.exists(dir.resolve("model.onnx"))) {
+            Files.copy(TEST_MODELS.resolve(MODEL).resolve("1/model.onnx"), dir.resolve("model.onnx"));
+            Files.copy(TEST_MODELS.resolve(MODEL).resolve("config.json"), repo.resolve(MODEL).resolve("config.json"));
+        }
+        return GpuInference.builder().modelRepository(repo.toString()).maxBatchSize(4)
+                .evictionTimeout(Duration.ofMillis(200))
+                .simulatedDevices(1, MemorySize.parse("64m"), "1+0.1*b").build();
+    }
+
+    /** One subtask (index 0) of the two-input operator, created by its factory as Flink does. */
+    static final class Harness extends AbstractStreamOperatorTestHarness<InferenceResponse> {
+        Harness(GpuInference g) throws Exception {
+            super(new ControlledGpuInferenceOperatorFactory(g.settings()), 1, 1, 0);
+        }
+
+        ControlledGpuInferenceOperator op() {
+            return (ControlledGpuInferenceOperator) getOperator();
+        }
+
+        void processElement1(StreamRecord<InferenceRequest> r) throws Exception {
+            op().processElement1(r);
+        }
+
+        void processElement2(StreamRecord<byte[]> r) {
+            op().processElement2(r);
+        }
+
+        void endInput1() throws Exception {
+            op().endInput();
+        }
+    }
+
+    private static Harness harness(GpuInference g) throws Exception {
+        return new Harness(g);
+    }
+
+    private static StreamRecord<byte[]> plan(long epoch, SubtaskCommand... commands) {
+        return new StreamRecord<>(ControlMessageCodec.encode(
+                ControlMessage.of(epoch, 0, 2, List.of(), List.of(commands), "test " + epoch)));
+    }
+
+    private static SubtaskCommand cmd(int subtask, Action action, String model) {
+        return new SubtaskCommand(subtask, action, model, null, "test");
+    }
+
+    private static GpuInferenceOperator op(Harness h) {
+        return h.op();
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void loadAndUnloadCommandsForThisSubtaskApplyAndEverythingElseIsIgnored() throws Exception {
+        try (var h = harness(inference())) {
+            h.open();
+            ModelCache cache = op(h).cache();
+            ModelCommands commands = op(h).commands();
+
+            h.processElement2(new StreamRecord<>("{garbage".getBytes(StandardCharsets.UTF_8)));
+            h.processElement2(plan(3, cmd(1, Action.LOAD, MODEL), cmd(0, Action.LOAD, "no-such-model"),
+                    cmd(0, Action.LOAD, MODEL)));
+            await("the LOAD", () -> cache.isLoaded(ID) && commands.failedCount() == 1);
+            assertThat(commands.epoch()).isEqualTo(3);
+            assertThat(commands.appliedCount()).isEqualTo(1);
+            assertThat(cache.pinnedModels()).containsExactly(ID);
+
+            Thread.sleep(600); // three eviction timeouts: a pinned model stays
+            cache.evictIdle();
+            assertThat(cache.isLoaded(ID)).isTrue();
+
+            h.processElement2(plan(2, cmd(0, Action.UNLOAD, MODEL))); // stale: ignored
+            Thread.sleep(100);
+            assertThat(cache.isLoaded(ID)).isTrue();
+            assertThat(commands.ignoredCount()).isEqualTo(2);
+
+            h.processElement2(plan(4, cmd(0, Action.UNLOAD, MODEL)));
+            await("the UNLOAD", () -> !cache.isLoaded(ID));
+            assertThat(cache.pinnedModels()).isEmpty();
+            assertThat(commands.epoch()).isEqualTo(4);
+
+            // requests still load the model on demand
+            h.processElement1(new StreamRecord<>(new InferenceRequest("r", MODEL, null,
+                    List.of(Tensor.ofFloats("x", new long[] {1, 4}, 1, 2, 3, 4)), RequestParameters.DEFAULTS)));
+            h.endInput1();
+            assertThat(h.extractOutputValues()).singleElement().satisfies(r -> assertThat(r.isError()).isFalse());
+        }
+    }
+
+    @Test
+    void aRestoredSubtaskLoadsItsPinnedModelsAgainAndKeepsItsEpoch() throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(inference())) {
+            h.open();
+            h.processElement2(plan(7, cmd(0, Action.LOAD, MODEL)));
+            await("the LOAD", () -> op(h).cache().isLoaded(ID));
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(inference())) {
+            h.initializeState(snapshot);
+            h.open();
+            assertThat(op(h).commands().epoch()).isEqualTo(7);
+            await("the restored LOAD", () -> op(h).cache().isLoaded(ID));
+            assertThat(op(h).cache().pinnedModels()).containsExactly(ID);
+
+            h.processElement2(plan(7, cmd(0, Action.UNLOAD, MODEL))); // a replay of an applied epoch
+            Thread.sleep(100);
+            assertThat(op(h).cache().isLoaded(ID)).isTrue();
+            assertThat(op(h).commands().ignoredCount()).isEqualTo(1);
+        }
+    }
+}
