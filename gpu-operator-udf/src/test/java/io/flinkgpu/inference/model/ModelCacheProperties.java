@@ -23,8 +23,9 @@ import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 
 /**
- * Over random sequences of acquire / release / use / idle eviction / retire on real sessions, the
- * device's memory and the model limit are never exceeded and a held model is never evicted.
+ * Over random sequences of acquire / release / use / idle eviction / retire / pin (LOAD) / unload
+ * on real sessions, the device's memory and the model limit are never exceeded, a held model is
+ * never evicted, and idle eviction never takes a pinned model.
  */
 class ModelCacheProperties {
     static final long MIB = 1L << 20;
@@ -60,7 +61,9 @@ class ModelCacheProperties {
         RELEASE,
         USE,
         IDLE,
-        RETIRE
+        RETIRE,
+        PIN,
+        UNLOAD
     }
 
     record Action(Kind kind, int model, int seconds) {}
@@ -82,6 +85,7 @@ class ModelCacheProperties {
                 .withBackgroundEviction(false).withWarmupWorkers(0).withRoomWait(Duration.ZERO)
                 .withHostMemoryBytes(4096);
         List<ModelLease> held = new ArrayList<>();
+        java.util.Set<ModelId> pinnedLoaded = new java.util.HashSet<>();
         try (ModelCache cache = new ModelCache(device, settings, now::get, ModelCache.Listener.NONE)) {
             for (Action a : actions) {
                 ModelRepository.ResolvedModel m = TestRepository.resolve(repository, "m" + a.model());
@@ -104,6 +108,17 @@ class ModelCacheProperties {
                     case RETIRE:
                         cache.retire(m.id());
                         break;
+                    case PIN:
+                        try {
+                            cache.pin(m);
+                        } catch (ModelCache.ModelLoadException e) {
+                            assertThat(e).hasMessageContaining("no room");
+                        }
+                        break;
+                    case UNLOAD:
+                        cache.unload(m.id());
+                        assertThat(cache.pinnedModels()).doesNotContain(m.id());
+                        break;
                     default:
                         throw new AssertionError(a);
                 }
@@ -112,6 +127,15 @@ class ModelCacheProperties {
                 assertThat(cache.reservedBytes()).isLessThanOrEqualTo(used);
                 assertThat(cache.loadedCount()).isLessThanOrEqualTo(MAX_MODELS);
                 assertThat(cache.hostBytes()).isLessThanOrEqualTo(4096);
+                if (a.kind() == Kind.IDLE) { // idle eviction never takes a pinned model
+                    assertThat(pinnedLoaded).allSatisfy(id -> assertThat(cache.isLoaded(id)).as("pinned %s", id).isTrue());
+                }
+                pinnedLoaded.clear();
+                for (ModelId id : cache.pinnedModels()) {
+                    if (cache.isLoaded(id)) {
+                        pinnedLoaded.add(id);
+                    }
+                }
                 for (ModelLease lease : held) {
                     assertThat(cache.isLoaded(lease.id())).as("held %s must stay loaded", lease.id()).isTrue();
                     assertThat(cache.references(lease.id())).isPositive();
