@@ -1,7 +1,12 @@
 package io.flinkgpu.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flinkgpu.coordinator.realize.ParallelismRealizer;
+import io.flinkgpu.coordinator.realize.Rescalers;
+import io.flinkgpu.coordinator.realize.SavepointRescaler;
 import io.flinkgpu.job.UpgradedInferenceJobMain;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
@@ -216,6 +221,47 @@ class MultiProcessClusterTest {
             assertThat(restored).as("requests queued in v1's batchers, restored into v2's from the savepoint")
                     .isPositive();
             assertThat(cluster.vertex(v2, "Response audit")).isNotNull();
+            cluster.cancel(v2);
+        }
+    }
+
+    @Test
+    @Order(4)
+    void theCoordinatorRescalesByStopWithSavepointWhereTheAdaptiveSchedulerIsNotRunning() throws Exception {
+        // This cluster runs Flink's default scheduler: the adaptive scheduler's resource requirements
+        // endpoint refuses an update, and the coordinator's fallback stops with a savepoint and
+        // resubmits the jar at the new parallelism.
+        createTopics("rescale");
+        List<String> args = SavepointRescaler.withParallelism(jobArgs("rescale",
+                "--inference.device.type", "simulated", "--inference.device.simulated.count", "2"), 1);
+        String v1 = cluster.runJar(jobJarId, null, 1, null, args);
+        cluster.awaitJob(v1, "RUNNING"::equals, Duration.ofSeconds(90));
+        String inference = cluster.vertex(v1, "GPU inference");
+        ParallelismRealizer adaptive = new ParallelismRealizer(cluster.rest(), Duration.ofSeconds(10));
+        SavepointRescaler savepoint = new SavepointRescaler(cluster.rest(), jobJarId, args, "", Duration.ofSeconds(10),
+                Duration.ofSeconds(90));
+        try (RequestTraffic t = traffic("rescale", RATE)) {
+            awaitAnswers(t, 300, Duration.ofSeconds(60));
+            assertThatThrownBy(() -> adaptive.setParallelism(v1, inference, 2))
+                    .as("the default scheduler refuses resource requirements").isInstanceOf(java.io.IOException.class);
+
+            long started = System.currentTimeMillis();
+            Rescalers.withFallback(adaptive, savepoint).setParallelism(v1, inference, 2);
+            String v2 = savepoint.lastJobId();
+            assertThat(v2).isNotNull().isNotEqualTo(v1);
+            cluster.awaitJob(v2, "RUNNING"::equals, Duration.ofSeconds(90));
+            long runningAt = System.currentTimeMillis();
+            JsonNode vertex = cluster.get("/jobs/" + v2 + "/vertices/" + cluster.vertex(v2, "GPU inference"));
+            assertThat(vertex.path("parallelism").asInt()).isEqualTo(2);
+            Thread.sleep(3000);
+            t.stopSending();
+            List<String> missing = t.awaitAllAnswered(Duration.ofSeconds(90));
+            t.checkHealthy();
+            record(String.format("rescale 1 -> 2 by stop-with-savepoint and resubmit: %d requests accepted, %d answered, "
+                    + "%d missing, %d duplicates; the new job was running %d ms after the rescale began",
+                    t.accepted.size(), t.answered.size(), missing.size(), t.duplicates(), runningAt - started));
+            assertThat(missing).as("requests never answered").isEmpty();
+            assertThat(t.errors).as("error responses").isEmpty();
             cluster.cancel(v2);
         }
     }

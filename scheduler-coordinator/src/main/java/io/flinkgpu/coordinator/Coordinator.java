@@ -13,6 +13,7 @@ import io.flinkgpu.coordinator.plan.Placement;
 import io.flinkgpu.coordinator.plan.PlacementPlan;
 import io.flinkgpu.coordinator.plan.PlacementPlanner;
 import io.flinkgpu.coordinator.realize.PlanRealizer;
+import io.flinkgpu.coordinator.realize.Rescaler;
 import io.flinkgpu.coordinator.state.LatencySample;
 import io.flinkgpu.coordinator.state.StateStore;
 import io.flinkgpu.inference.routing.ControlMessage;
@@ -54,6 +55,10 @@ public final class Coordinator {
     private final StateStore store;
     private final CoordinatorMetrics metrics;
     private final Clock clock;
+    private final io.flinkgpu.coordinator.plan.ParallelismPlanner parallelismPlanner;
+    private final Rescaler rescaler;
+    private long lastRescaleMillis = Long.MIN_VALUE;
+    private String lastParallelismDecision;
 
     private volatile MetricSnapshot previous;
     private volatile Demand lastDemand;
@@ -62,6 +67,20 @@ public final class Coordinator {
 
     public Coordinator(ReadableConfig config, MetricSource source, PlanRealizer realizer, StateStore store,
             CoordinatorMetrics metrics, Clock clock) {
+        this(config, source, realizer, store, metrics, clock, null);
+    }
+
+    /**
+     * @param rescaler applies the planner's parallelism ({@link io.flinkgpu.coordinator.realize.Rescalers}), or
+     *     null to only log what it would choose
+     */
+    public Coordinator(ReadableConfig config, MetricSource source, PlanRealizer realizer, StateStore store,
+            CoordinatorMetrics metrics, Clock clock, Rescaler rescaler) {
+        this.rescaler = rescaler;
+        this.parallelismPlanner = new io.flinkgpu.coordinator.plan.ParallelismPlanner(
+                config.get(CoordinatorOptions.MAX_SLOTS_PER_DEVICE), config.get(CoordinatorOptions.DEVICE_COUNT),
+                config.get(CoordinatorOptions.BUSY_HIGH), config.get(CoordinatorOptions.TARGET_UTILIZATION),
+                config.get(CoordinatorOptions.HYSTERESIS), config.get(CoordinatorOptions.MIN_RESCALE_INTERVAL));
         this.config = config;
         this.source = source;
         this.evaluator = new DemandEvaluator(config.get(CoordinatorOptions.DEFAULT_MODEL_MEMORY).getBytes(),
@@ -159,6 +178,15 @@ public final class Coordinator {
                         || routesChanged(last.get().routes(), routes, config.get(CoordinatorOptions.WEIGHT_CHANGE));
         List<Decision> decisions = new ArrayList<>(extra);
         decisions.addAll(plan.decisions());
+        if (parallelism(snapshot, demand, now, dryRun, decisions)) {
+            // the job restarts at another parallelism: its counters start again, so measure afresh
+            previous = null;
+            if (!dryRun) {
+                store.appendDecisions(decisions);
+            }
+            metrics.cycle(seconds(started), decisions.size());
+            return new CycleResult(false, last.orElse(null), plan, demand, "rescaling");
+        }
         if (!publish) {
             if (!dryRun) {
                 store.appendDecisions(decisions);
@@ -200,6 +228,43 @@ public final class Coordinator {
         }
         metrics.cycle(seconds(started), decisions.size());
         return new CycleResult(!unpublished, message, plan, demand, null);
+    }
+
+    /**
+     * The parallelism step: what the planner would choose is logged once per change of mind; with
+     * a rescaler (and not a dry run) it is applied. Returns whether the job is being rescaled.
+     */
+    private boolean parallelism(MetricSnapshot snapshot, Demand demand, long now, boolean dryRun,
+            List<Decision> decisions) {
+        Optional<io.flinkgpu.coordinator.plan.ParallelismPlanner.Result> result = parallelismPlanner.plan(
+                demand.devices().values(), demand.parallelism(), now, lastRescaleMillis);
+        if (result.isEmpty()) {
+            lastParallelismDecision = null;
+            return false;
+        }
+        Decision d = result.get().decision();
+        Optional<Integer> target = result.get().parallelism();
+        if (target.isEmpty() || rescaler == null || dryRun) {
+            String reason = d.reason() + (target.isPresent() && rescaler == null
+                    ? " (not applied: coordinator.parallelism.mode is off)" : "");
+            if (!reason.equals(lastParallelismDecision)) {
+                decisions.add(new Decision(d.atMillis(), d.action(), null, null, reason));
+                lastParallelismDecision = reason;
+            }
+            return false;
+        }
+        lastRescaleMillis = now;
+        lastParallelismDecision = null;
+        try {
+            rescaler.setParallelism(snapshot.jobId(), snapshot.vertexId(), target.get());
+            decisions.add(d);
+            LOG.info("Rescaling: {}", d.reason());
+            return true;
+        } catch (Exception e) {
+            decisions.add(new Decision(now, "HOLD", null, null, d.reason() + "; the rescale failed: " + e.getMessage()));
+            LOG.warn("Rescale to {} failed: {}", target.get(), e.toString());
+            return false;
+        }
     }
 
     private List<DeviceSpec> devices(Demand demand) {

@@ -70,16 +70,18 @@ public final class CoordinatorMain {
             try (StateStore store = RocksDbStateStore.open(Path.of(config.get(CoordinatorOptions.STATE_DIR)));
                     PlanRealizer realizer = new KafkaPlanRealizer(config.get(CoordinatorOptions.BOOTSTRAP_SERVERS),
                             config.get(CoordinatorOptions.CONTROL_TOPIC), timeout.multipliedBy(2))) {
+                java.util.Optional<io.flinkgpu.coordinator.realize.Rescaler> rescaler =
+                        io.flinkgpu.coordinator.realize.Rescalers.fromConfig(config);
                 Coordinator coordinator = new Coordinator(config, collector(config), realizer, store, metrics,
-                        Clock.systemUTC());
+                        Clock.systemUTC(), rescaler.orElse(null));
                 coordinator.resume();
                 AdminServer admin = null;
                 int port = config.get(CoordinatorOptions.ADMIN_PORT);
                 if (port >= 0) {
                     admin = new AdminServer(config.get(CoordinatorOptions.ADMIN_BIND), port,
                             config.getOptional(CoordinatorOptions.ADMIN_TOKEN).orElse(null), coordinator,
-                            new io.flinkgpu.coordinator.realize.ParallelismRealizer(
-                                    config.get(CoordinatorOptions.REST_URL), timeout));
+                            rescaler.orElseGet(() -> new io.flinkgpu.coordinator.realize.ParallelismRealizer(
+                                    config.get(CoordinatorOptions.REST_URL), timeout)));
                     System.out.println("admin API and /metrics on port " + admin.port());
                 }
                 ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor();

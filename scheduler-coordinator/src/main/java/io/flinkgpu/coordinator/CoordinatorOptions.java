@@ -123,6 +123,55 @@ public final class CoordinatorOptions {
             .withDescription("Publish a plan whose placement is unchanged only if a routing weight changed by more than this fraction.");
 
     // ---- realize ------------------------------------------------------------------------
+    public static final ConfigOption<String> PARALLELISM_MODE = ConfigOptions.key("coordinator.parallelism.mode")
+            .stringType()
+            .defaultValue("off")
+            .withDescription("How the planner's inference parallelism (slots per device) is applied: 'off' (decisions "
+                    + "are logged, nothing changes), 'adaptive' (the adaptive scheduler's resource requirements), "
+                    + "'savepoint' (stop-with-savepoint and resubmit coordinator.parallelism.jar-id), or 'auto' "
+                    + "(adaptive, falling back to savepoint where the cluster refuses it).");
+
+    public static final ConfigOption<Integer> MAX_SLOTS_PER_DEVICE = ConfigOptions.key("coordinator.parallelism.max-slots-per-device")
+            .intType()
+            .defaultValue(4)
+            .withDescription("Inference subtasks per device at most.");
+
+    public static final ConfigOption<Integer> DEVICE_COUNT = ConfigOptions.key("coordinator.parallelism.device-count")
+            .intType()
+            .defaultValue(0)
+            .withDescription("GPUs the job can use (0: the devices its subtasks report). With more GPUs than "
+                    + "subtasks, the planner asks for a slot on every GPU.");
+
+    public static final ConfigOption<Double> BUSY_HIGH = ConfigOptions.key("coordinator.parallelism.busy-threshold")
+            .doubleType()
+            .defaultValue(0.8)
+            .withDescription("A device's subtasks busier than this (Flink's busyTimeMsPerSecond / 1000) while the "
+                    + "device itself is under the target utilisation get one more slot per device; all below it "
+                    + "by the hysteresis once a slot is removed give one back.");
+
+    public static final ConfigOption<Duration> MIN_RESCALE_INTERVAL = ConfigOptions.key("coordinator.parallelism.min-interval")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(5))
+            .withDescription("Between two parallelism changes (each restarts the job from a checkpoint or savepoint).");
+
+    public static final ConfigOption<String> JAR_ID = ConfigOptions.key("coordinator.parallelism.jar-id")
+            .stringType()
+            .defaultValue("")
+            .withDescription("The uploaded job jar (POST /jars/upload) that mode 'savepoint' resubmits.");
+
+    public static final ConfigOption<java.util.List<String>> PROGRAM_ARGS = ConfigOptions.key("coordinator.parallelism.program-args")
+            .stringType()
+            .asList()
+            .defaultValues()
+            .withDescription("Program arguments of the resubmitted job, ';'-separated; '--inference.parallelism N' "
+                    + "is added (or replaced) with the new parallelism.");
+
+    public static final ConfigOption<String> SAVEPOINT_DIR = ConfigOptions.key("coordinator.parallelism.savepoint-dir")
+            .stringType()
+            .defaultValue("")
+            .withDescription("Target directory of the stop-with-savepoint (empty: the cluster's "
+                    + "execution.checkpointing.savepoint-dir).");
+
     public static final ConfigOption<String> BOOTSTRAP_SERVERS = ConfigOptions.key("coordinator.kafka.bootstrap-servers")
             .stringType()
             .defaultValue("localhost:9092")

@@ -208,4 +208,67 @@ class CoordinatorTest {
         second.published.forEach(p -> assertThat(job.offer(p)).isNotEqualTo(ControlPlanState.Outcome.INVALID));
         assertThat(job.currentEpoch()).isEqualTo(second.published.get(second.published.size() - 1).epoch());
     }
+
+    @Test
+    void saturatedSubtasksOnADeviceWithRoomGetAnotherSlotPerDeviceAtMostOncePerInterval() {
+        FakeCluster cluster = skewed().load(950, 0.3);
+        List<Integer> rescales = new ArrayList<>();
+        Configuration config = config();
+        config.set(CoordinatorOptions.MIN_RESCALE_INTERVAL, java.time.Duration.ofMinutes(5));
+        Coordinator c = new Coordinator(config, cluster, new RecordingRealizer(), new InMemoryStateStore(),
+                new CoordinatorMetrics(), cluster.clock(), (job, vertex, p) -> rescales.add(p));
+        c.runOnce(false);
+        cluster.advance(10_000);
+        Coordinator.CycleResult r = c.runOnce(false);
+
+        assertThat(rescales).containsExactly(4); // 2 devices x 2 slots
+        assertThat(r.skipped()).isEqualTo("rescaling");
+        assertThat(c.store().recentDecisions(100)).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("PARALLELISM");
+            assertThat(d.reason()).contains("parallelism 2 -> 4").contains("subtasks busy 0.95 >= 0.80");
+        });
+        // the next cycle only measures (the restarted job's counters start again); the one after holds
+        cluster.advance(10_000);
+        assertThat(c.runOnce(false).skipped()).startsWith("measuring");
+        cluster.advance(10_000);
+        c.runOnce(false);
+        assertThat(rescales).containsExactly(4);
+        assertThat(c.store().recentDecisions(100)).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("HOLD");
+            assertThat(d.reason()).contains("coordinator.parallelism.min-interval");
+        });
+    }
+
+    @Test
+    void withoutARescalerTheParallelismDecisionIsLoggedOnceAndNothingChanges() {
+        FakeCluster cluster = skewed().load(950, 0.3);
+        Coordinator c = new Coordinator(config(), cluster, new RecordingRealizer(), new InMemoryStateStore(),
+                new CoordinatorMetrics(), cluster.clock());
+        for (int i = 0; i < 4; i++) {
+            c.runOnce(false);
+            cluster.advance(10_000);
+        }
+        assertThat(c.store().recentDecisions(1000)).filteredOn(d -> d.action().equals("PARALLELISM"))
+                .singleElement()
+                .satisfies(d -> assertThat(d.reason()).endsWith("(not applied: coordinator.parallelism.mode is off)"));
+        assertThat(c.store().lastPlan().orElseThrow().parallelism()).isEqualTo(2);
+    }
+
+    @Test
+    void aFailedRescaleIsAHoldWithItsReasonAndTheCycleGoesOn() {
+        FakeCluster cluster = skewed().load(950, 0.3);
+        Coordinator c = new Coordinator(config(), cluster, new RecordingRealizer(), new InMemoryStateStore(),
+                new CoordinatorMetrics(), cluster.clock(), (job, vertex, p) -> {
+                    throw new java.io.IOException("PUT resource-requirements answered 500: not the adaptive scheduler");
+                });
+        c.runOnce(false);
+        cluster.advance(10_000);
+        Coordinator.CycleResult r = c.runOnce(false);
+
+        assertThat(r.published()).isTrue();
+        assertThat(c.store().recentDecisions(100)).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("HOLD");
+            assertThat(d.reason()).contains("the rescale failed: PUT resource-requirements answered 500");
+        });
+    }
 }

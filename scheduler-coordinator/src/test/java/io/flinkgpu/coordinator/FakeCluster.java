@@ -27,6 +27,8 @@ public final class FakeCluster implements MetricSource {
     private final Map<String, double[]> counters = new TreeMap<>();
     private final Map<String, double[]> latencyModel = new TreeMap<>();
     private boolean down;
+    private double busyMsPerSecond = 500;
+    private double utilization = 0.5;
 
     public FakeCluster(int subtasks, int devices) {
         this.subtasks = subtasks;
@@ -49,6 +51,13 @@ public final class FakeCluster implements MetricSource {
             }
         }
         nowMillis += millis;
+    }
+
+    /** Flink's busy time of every subtask and the devices' utilisation from now on. */
+    public FakeCluster load(double busyMs, double deviceUtilization) {
+        this.busyMsPerSecond = busyMs;
+        this.utilization = deviceUtilization;
+        return this;
     }
 
     public void down(boolean isDown) {
@@ -88,7 +97,8 @@ public final class FakeCluster implements MetricSource {
                 models.add(new ModelSample(m, "1", count, count, count / 4, 0, 4, lm[0] + 4 * lm[1], 1000, lm[0],
                         lm[1]));
             }
-            out.add(new SubtaskSample(i, "sim:" + (i % devices), 0, 8.0 * GIB, 0.5, 500, 0, 0, models));
+            out.add(new SubtaskSample(i, "sim:" + (i % devices), 0, 8.0 * GIB, utilization, busyMsPerSecond, 0, 0,
+                    models));
         }
         return new MetricSnapshot(nowMillis, "job", "vertex", subtasks, out);
     }
