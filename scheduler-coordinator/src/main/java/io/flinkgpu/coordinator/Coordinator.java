@@ -12,6 +12,8 @@ import io.flinkgpu.coordinator.plan.ModelSpec;
 import io.flinkgpu.coordinator.plan.Placement;
 import io.flinkgpu.coordinator.plan.PlacementPlan;
 import io.flinkgpu.coordinator.plan.PlacementPlanner;
+import io.flinkgpu.coordinator.plan.ResourceVector;
+import io.flinkgpu.coordinator.plan.TenantAccounting;
 import io.flinkgpu.coordinator.realize.PlanRealizer;
 import io.flinkgpu.coordinator.realize.Rescaler;
 import io.flinkgpu.coordinator.state.LatencySample;
@@ -63,6 +65,7 @@ public final class Coordinator {
     private volatile MetricSnapshot previous;
     private volatile Demand lastDemand;
     private volatile List<DeviceSpec> lastDevices = List.of();
+    private volatile Map<String, TenantAccounting.TenantUsage> lastTenantUsage = Map.of();
     private boolean unpublished;
 
     public Coordinator(ReadableConfig config, MetricSource source, PlanRealizer realizer, StateStore store,
@@ -155,10 +158,18 @@ public final class Coordinator {
         Map<String, Double> weights = store.tenantWeights();
         double defaultWeight = config.get(CoordinatorOptions.DEFAULT_WEIGHT);
         double cpu = config.get(CoordinatorOptions.CPU_PER_INSTANCE);
+        Map<String, Map<String, Double>> tenantRates = new TreeMap<>();
+        demand.models().values().forEach(m -> {
+            if (!m.tenantRates().isEmpty()) {
+                tenantRates.put(m.model(), m.tenantRates());
+            }
+        });
+        Map<String, Double> modelWeights = TenantAccounting.modelWeights(demand.models().keySet(), tenantRates, weights,
+                defaultWeight);
         List<ModelSpec> models = new ArrayList<>();
         for (ModelDemand m : demand.models().values()) {
             models.add(new ModelSpec(m.model(), m.memoryBytes(), m.deviceSecondsPerSecond(), cpu,
-                    weights.getOrDefault(m.model(), defaultWeight)));
+                    modelWeights.get(m.model())));
         }
         Optional<ControlMessage> last = store.lastPlan();
         Placement current = store.placement();
@@ -171,6 +182,14 @@ public final class Coordinator {
             }
         }
         PlacementPlan plan = planner.plan(devices, models, current, store.moves(), now);
+        Map<String, ResourceVector> held = new TreeMap<>();
+        for (ModelSpec m : models) {
+            int instances = plan.placement().devices(m.name()).size();
+            held.put(m.name(), new ResourceVector((double) m.memoryBytes() * instances, m.load(), m.cpuPerInstance() * instances));
+        }
+        lastTenantUsage = TenantAccounting.split(tenantRates, held, plan.allocation().capacity(), weights,
+                defaultWeight);
+        metrics.tenants(lastTenantUsage);
         List<ModelRoute> routes = plan.routes(devices);
         // no first plan before there is something to route: until then the job's hash routing is the plan
         boolean publish = last.isEmpty() ? !routes.isEmpty()
@@ -213,6 +232,9 @@ public final class Coordinator {
         store.recordPlan(message);
         for (ModelDemand m : demand.models().values()) {
             decisions.add(new Decision(now, "DEMAND", m.model(), null, m.reason()));
+        }
+        for (String line : TenantAccounting.describe(lastTenantUsage, tenantRates)) {
+            decisions.add(new Decision(now, "TENANT", null, null, line));
         }
         decisions.add(new Decision(now, "PUBLISH", null, null, "epoch " + epoch + ": " + message.reason()));
         store.appendDecisions(decisions);
@@ -346,6 +368,11 @@ public final class Coordinator {
 
     public Demand lastDemand() {
         return lastDemand;
+    }
+
+    /** Each tenant's share of the fleet at the last plan (tenants measured through per-tenant request counts). */
+    public Map<String, TenantAccounting.TenantUsage> lastTenantUsage() {
+        return lastTenantUsage;
     }
 
     public List<DeviceSpec> lastDevices() {

@@ -47,6 +47,15 @@ public final class CoordinatorMetrics {
         epoch = e;
     }
 
+    private volatile java.util.Map<String, Double> tenantShares = java.util.Map.of();
+
+    /** Each tenant's dominant share at the last plan. */
+    public void tenants(java.util.Map<String, io.flinkgpu.coordinator.plan.TenantAccounting.TenantUsage> usage) {
+        java.util.Map<String, Double> shares = new java.util.TreeMap<>();
+        usage.forEach((t, u) -> shares.put(t, u.dominantShare()));
+        tenantShares = shares;
+    }
+
     public void paused(boolean p) {
         paused = p;
     }
@@ -69,6 +78,13 @@ public final class CoordinatorMetrics {
                 cycleFailures.get());
         gauge(sb, "coordinator_plan_epoch", "Epoch of the last plan published.", epoch);
         gauge(sb, "coordinator_paused", "1 while automatic rebalancing is paused.", paused ? 1 : 0);
+        java.util.Map<String, Double> shares = tenantShares;
+        if (!shares.isEmpty()) {
+            sb.append("# HELP coordinator_tenant_dominant_share A tenant's dominant share of the fleet, shared models' "
+                    + "cost split by request rate.\n# TYPE coordinator_tenant_dominant_share gauge\n");
+            shares.forEach((t, v) -> sb.append("coordinator_tenant_dominant_share{tenant=\"").append(label(t))
+                    .append("\"} ").append(number(v)).append('\n'));
+        }
         double[] window;
         long count;
         double sum;
@@ -100,6 +116,11 @@ public final class CoordinatorMetrics {
         sb.append("# HELP ").append(name).append(' ').append(help).append('\n')
                 .append("# TYPE ").append(name).append(" gauge\n")
                 .append(name).append(' ').append(number(v)).append('\n');
+    }
+
+    /** Prometheus label value escaping: backslash, double quote, newline. */
+    static String label(String v) {
+        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }
 
     private static String number(double v) {

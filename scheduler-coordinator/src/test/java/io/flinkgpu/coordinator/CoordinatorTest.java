@@ -1,6 +1,7 @@
 package io.flinkgpu.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.coordinator.realize.PlanRealizer;
@@ -14,6 +15,7 @@ import io.flinkgpu.inference.routing.SubtaskCommand;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -270,5 +272,29 @@ class CoordinatorTest {
             assertThat(d.action()).isEqualTo("HOLD");
             assertThat(d.reason()).contains("the rescale failed: PUT resource-requirements answered 500");
         });
+    }
+
+    @Test
+    void tenantsWeightTheirModelsAndShareTheCostOfAModelTheyBothUse() {
+        // hot is shared: shop sends 3/4 of it, search 1/4; warm is shop's alone
+        FakeCluster cluster = skewed().tenants("hot", Map.of("shop", 0.75, "search", 0.25))
+                .tenants("warm", Map.of("shop", 1.0));
+        InMemoryStateStore store = new InMemoryStateStore();
+        store.putTenantWeight("search", 3.0);
+        CoordinatorMetrics metrics = new CoordinatorMetrics();
+        Coordinator c = new Coordinator(config(), cluster, new RecordingRealizer(), store, metrics, cluster.clock());
+        c.runOnce(false);
+        cluster.advance(10_000);
+        assertThat(c.runOnce(false).published()).isTrue();
+
+        var usage = c.lastTenantUsage();
+        assertThat(usage).containsOnlyKeys("shop", "search");
+        // device time: hot 1.125, warm 0.3 device-s/s; shop pays 3/4 of hot and all of warm
+        assertThat(usage.get("shop").usage().deviceTime()).isCloseTo(0.75 * 1.125 + 0.3, within(1e-3));
+        assertThat(usage.get("search").usage().deviceTime()).isCloseTo(0.25 * 1.125, within(1e-3));
+        assertThat(usage.get("search").weight()).isEqualTo(3.0);
+        assertThat(store.recentDecisions(100)).filteredOn(d -> d.action().equals("TENANT")).hasSize(2)
+                .anySatisfy(d -> assertThat(d.reason()).startsWith("shop (weight 1.00)").contains("0.75 of hot (shared)"));
+        assertThat(metrics.prometheusText()).contains("coordinator_tenant_dominant_share{tenant=\"search\"}");
     }
 }

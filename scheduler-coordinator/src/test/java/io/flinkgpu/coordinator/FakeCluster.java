@@ -27,6 +27,7 @@ public final class FakeCluster implements MetricSource {
     private final Map<String, double[]> counters = new TreeMap<>();
     private final Map<String, double[]> latencyModel = new TreeMap<>();
     private boolean down;
+    private final Map<String, Map<String, Double>> tenantFractions = new TreeMap<>();
     private double busyMsPerSecond = 500;
     private double utilization = 0.5;
 
@@ -51,6 +52,12 @@ public final class FakeCluster implements MetricSource {
             }
         }
         nowMillis += millis;
+    }
+
+    /** Splits {@code model}'s requests among tenants by these fractions (reported as per-tenant counters). */
+    public FakeCluster tenants(String model, Map<String, Double> fractions) {
+        tenantFractions.put(model, fractions);
+        return this;
     }
 
     /** Flink's busy time of every subtask and the devices' utilisation from now on. */
@@ -94,8 +101,10 @@ public final class FakeCluster implements MetricSource {
             for (String m : ratePerSubtask.keySet()) {
                 double[] lm = latencyModel.get(m);
                 double count = counters.get(m)[i];
+                Map<String, Double> tenants = new TreeMap<>();
+                tenantFractions.getOrDefault(m, Map.of()).forEach((t, f) -> tenants.put(t, count * f));
                 models.add(new ModelSample(m, "1", count, count, count / 4, 0, 4, lm[0] + 4 * lm[1], 1000, lm[0],
-                        lm[1]));
+                        lm[1], tenants));
             }
             out.add(new SubtaskSample(i, "sim:" + (i % devices), 0, 8.0 * GIB, utilization, busyMsPerSecond, 0, 0,
                     models));

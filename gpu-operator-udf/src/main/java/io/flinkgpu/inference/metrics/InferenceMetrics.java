@@ -65,6 +65,7 @@ public final class InferenceMetrics {
         final Histogram inferenceLatencyUs;
         final Histogram predictionErrorUs;
         final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
+        final Map<String, Counter> tenants = new java.util.HashMap<>();
         final MetricGroup modelGroup;
 
         ModelMetrics(ModelId id) {
@@ -100,6 +101,32 @@ public final class InferenceMetrics {
         if (id != null) {
             model(id).requestsIn.inc();
         }
+    }
+
+    /** Tenants counted by name per model at most; the rest count as {@link #OTHER_TENANTS}. */
+    public static final int MAX_TENANTS_PER_MODEL = 32;
+    public static final String OTHER_TENANTS = "_other";
+
+    /**
+     * A request of {@code tenant} for model {@code id} passed validation: counted per tenant
+     * ({@code model.<m>.version.<v>.tenant.<t>.requestsIn}), which is how the coordinator splits a
+     * shared model's cost among the tenants that use it.
+     */
+    public void tenantRequestIn(ModelId id, String tenant) {
+        ModelMetrics m = model(id);
+        String name = tenant == null || tenant.isBlank() ? "default" : tenant;
+        Counter c = m.tenants.get(name);
+        if (c == null) {
+            if (m.tenants.size() >= MAX_TENANTS_PER_MODEL) {
+                name = OTHER_TENANTS;
+                c = m.tenants.get(name);
+            }
+            if (c == null) {
+                c = m.modelGroup.addGroup("tenant", name).counter("requestsIn");
+                m.tenants.put(name, c);
+            }
+        }
+        c.inc();
     }
 
     /** Records an answered request; {@code error} is null for a success. */

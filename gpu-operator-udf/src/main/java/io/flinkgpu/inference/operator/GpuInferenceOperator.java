@@ -250,6 +250,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         ModelId id = v.model().id();
         metrics.requestIn(id);
         InferenceRequest r = v.request();
+        metrics.tenantRequestIn(id, r.parameters().tenant());
         long now = ticker.nanos();
         ErrorCode refused = tenants.admit(r.parameters().tenant(), r.modelName(), now);
         if (refused != null) {

@@ -78,6 +78,27 @@ class InferenceMetricsTest {
                 .getMax()).isEqualTo(400);
     }
 
+    @Test
+    void countsRequestsPerTenantAndModelWithABoundOnDistinctTenants() {
+        MetricListener listener = new MetricListener();
+        InferenceMetrics metrics = new InferenceMetrics(listener.getMetricGroup(), () -> 0, () -> 0, () -> 0,
+                model -> 0);
+        metrics.tenantRequestIn(MODEL, "shop");
+        metrics.tenantRequestIn(MODEL, "shop");
+        metrics.tenantRequestIn(MODEL, "search");
+        for (int i = 0; i < InferenceMetrics.MAX_TENANTS_PER_MODEL + 5; i++) {
+            metrics.tenantRequestIn(MODEL, "t" + i);
+        }
+        String[] model = {"gpu_inference", "model", "cnn", "version", "2"};
+        assertThat(counter(listener, append(model, "tenant", "shop", "requestsIn"))).isEqualTo(2);
+        assertThat(counter(listener, append(model, "tenant", "search", "requestsIn"))).isEqualTo(1);
+        // 32 names at most: 2 + 30 of the t's, the other 7 under _other
+        assertThat(counter(listener, append(model, "tenant", "t29", "requestsIn"))).isEqualTo(1);
+        assertThat(listener.getCounter(append(model, "tenant", "t30", "requestsIn"))).isEmpty();
+        assertThat(counter(listener, append(model, "tenant", InferenceMetrics.OTHER_TENANTS, "requestsIn")))
+                .isEqualTo(7);
+    }
+
     private static long counter(MetricListener l, String... path) {
         return l.getCounter(path).map(Counter::getCount).orElseThrow(() -> new AssertionError(String.join(".", path)));
     }

@@ -39,6 +39,7 @@ import java.util.regex.Pattern;
  * GET    /api/plan                    the last plan (control-topic JSON)
  * GET    /api/decisions?limit=N       recent decisions with reasons
  * GET    /api/tenants                 DRF weights
+ * GET    /api/tenants/usage           each tenant's share of the fleet at the last plan (cost split)
  * PUT    /api/tenants/{name}          {"weight": w}
  * POST   /api/pause, /api/resume      automatic rebalancing off/on
  * PUT    /api/parallelism             {"parallelism": n}: rescale the inference vertex (adaptive scheduler)
@@ -183,6 +184,7 @@ public final class AdminServer implements AutoCloseable {
                 ok(ex, store.recentDecisions(limit));
             }
             case "GET /api/tenants" -> ok(ex, store.tenantWeights());
+            case "GET /api/tenants/usage" -> ok(ex, coordinator.lastTenantUsage());
             case "POST /api/pause" -> {
                 store.setPaused(true);
                 coordinator.metrics().paused(true);

@@ -152,13 +152,19 @@ public final class MetricCollector implements MetricSource {
         List<ModelSample> models = new ArrayList<>();
         perModel.forEach((key, m) -> {
             String[] mv = key.split("\u0000", 2);
+            Map<String, Double> tenants = new TreeMap<>();
+            m.forEach((metric, value) -> {
+                if (metric.startsWith("tenant.") && metric.endsWith(".requestsIn")) {
+                    tenants.put(metric.substring("tenant.".length(), metric.length() - ".requestsIn".length()), value);
+                }
+            });
             models.add(new ModelSample(mv[0], mv[1], m.getOrDefault("requestsIn", Double.NaN),
                     m.getOrDefault("responsesOut", Double.NaN), m.getOrDefault("batches", Double.NaN),
                     m.getOrDefault("queuedSamples", Double.NaN), m.getOrDefault("batchSize_mean", Double.NaN),
                     m.getOrDefault("inferenceLatencyUs_mean", Double.NaN),
                     m.getOrDefault("queueLatencyUs_p99", Double.NaN),
                     m.getOrDefault("latencyModelAlphaUs", Double.NaN),
-                    m.getOrDefault("latencyModelBetaUs", Double.NaN)));
+                    m.getOrDefault("latencyModelBetaUs", Double.NaN), tenants));
         });
         return new SubtaskSample(index, device, memUsed, memTotal, util,
                 values.getOrDefault("busyTimeMsPerSecond", Double.NaN),

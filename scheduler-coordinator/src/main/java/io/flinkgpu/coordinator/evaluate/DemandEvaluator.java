@@ -43,6 +43,7 @@ public final class DemandEvaluator {
         Map<String, List<ModelSample>> byModel = new TreeMap<>();
         Map<String, Double> rates = new TreeMap<>();
         Map<String, Set<String>> servedOn = new TreeMap<>();
+        Map<String, Map<String, Double>> tenantRates = new TreeMap<>();
         for (SubtaskSample s : current.subtasks()) {
             SubtaskSample before = previous == null ? null : subtask(previous, s.subtask());
             for (ModelSample m : s.models()) {
@@ -51,6 +52,14 @@ public final class DemandEvaluator {
                     ModelSample b = model(before, m.model(), m.version());
                     double was = b == null ? 0 : nz(b.requestsIn());
                     double delta = nz(m.requestsIn()) - was;
+                    for (Map.Entry<String, Double> t : m.tenantRequestsIn().entrySet()) {
+                        double tenantWas = b == null ? 0 : nz(b.tenantRequestsIn().getOrDefault(t.getKey(), 0.0));
+                        double tenantDelta = nz(t.getValue()) - tenantWas;
+                        if (tenantDelta > 0) {
+                            tenantRates.computeIfAbsent(m.model(), k -> new TreeMap<>())
+                                    .merge(t.getKey(), tenantDelta / seconds, Double::sum);
+                        }
+                    }
                     if (delta >= 0) {
                         rates.merge(m.model(), delta / seconds, Double::sum);
                         if (delta > 0 && s.deviceId() != null) {
@@ -113,7 +122,8 @@ public final class DemandEvaluator {
                     : samples.isEmpty() ? null : samples.get(0).version();
             models.put(name, new ModelDemand(name, version, rate, batch, load, memory, alpha, beta,
                     servedOn.getOrDefault(name, Set.of()), String.format(Locale.ROOT,
-                            "%s x %.1f us per request (%s) = %.3f device-s/s", rateSource, perRequestUs, how, load)));
+                            "%s x %.1f us per request (%s) = %.3f device-s/s", rateSource, perRequestUs, how, load),
+                    tenantRates.getOrDefault(name, Map.of())));
         }
 
         Map<String, List<SubtaskSample>> byDevice = new TreeMap<>();

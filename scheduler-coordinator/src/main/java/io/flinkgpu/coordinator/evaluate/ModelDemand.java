@@ -11,6 +11,7 @@ import java.util.Set;
  * @param memoryBytes memory of one instance
  * @param servedOn devices whose subtasks answered its requests since the last collection
  * @param reason how the numbers were derived
+ * @param tenantRates requests per second of each tenant that sent the model traffic
  */
 public record ModelDemand(
         String model,
@@ -22,4 +23,17 @@ public record ModelDemand(
         double alphaMicros,
         double betaMicros,
         Set<String> servedOn,
-        String reason) {}
+        String reason,
+        java.util.Map<String, Double> tenantRates) {
+    public ModelDemand {
+        tenantRates = tenantRates == null ? java.util.Map.of() : java.util.Map.copyOf(tenantRates);
+    }
+
+    /** Without a per-tenant breakdown. */
+    public ModelDemand(String model, String version, double ratePerSecond, double batchSize,
+            double deviceSecondsPerSecond, long memoryBytes, double alphaMicros, double betaMicros,
+            Set<String> servedOn, String reason) {
+        this(model, version, ratePerSecond, batchSize, deviceSecondsPerSecond, memoryBytes, alphaMicros, betaMicros,
+                servedOn, reason, java.util.Map.of());
+    }
+}

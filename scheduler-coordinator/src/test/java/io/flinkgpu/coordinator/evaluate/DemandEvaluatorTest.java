@@ -36,6 +36,17 @@ class DemandEvaluatorTest {
     }
 
     @Test
+    void tenantRatesComeFromThePerTenantCountersOverAllSubtasks() throws Exception {
+        FakeCluster cluster = new FakeCluster(2, 2).serve("m", 1000, 200, 300, 100)
+                .tenants("m", Map.of("shop", 0.75, "search", 0.25));
+        MetricSnapshot a = cluster.collect();
+        cluster.advance(10_000);
+        ModelDemand m = evaluator.evaluate(a, cluster.collect(), Map.of(), Map.of()).models().get("m");
+        assertThat(m.tenantRates().get("shop")).isCloseTo(300, within(1e-6));
+        assertThat(m.tenantRates().get("search")).isCloseTo(100, within(1e-6));
+    }
+
+    @Test
     void capsTheBatchAtWhatHalfTheSloAllows() throws Exception {
         // SLO 10 ms: 5 ms for a batch; t(b) = 4000 + 500 b fits b = 2 only, not the measured 4
         FakeCluster cluster = new FakeCluster(1, 1).serve("m", 4000, 500, 100);
