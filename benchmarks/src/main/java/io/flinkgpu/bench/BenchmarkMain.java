@@ -2,6 +2,7 @@ package io.flinkgpu.bench;
 
 import io.flinkgpu.bench.report.Report;
 import io.flinkgpu.bench.scenario.ImageScenario;
+import io.flinkgpu.bench.scenario.NlpScenario;
 import io.flinkgpu.bench.scenario.RecommendationScenario;
 import io.flinkgpu.bench.scenario.Scenario;
 import io.flinkgpu.job.local.FashionMnist;
@@ -30,7 +31,8 @@ public final class BenchmarkMain implements Callable<Integer> {
     @Option(names = "--mode", description = "quick (a few minutes) or full (default: ${DEFAULT-VALUE}).")
     String mode = "quick";
 
-    @Option(names = "--scenarios", split = ",", description = "image, recommendation (default: both).")
+    @Option(names = "--scenarios", split = ",", description = "image, recommendation, nlp (all-MiniLM-L6-v2 FP32), "
+            + "nlp-int8 (its INT8 twin) (default: image, recommendation).")
     List<String> scenarios = new ArrayList<>(List.of(ImageScenario.NAME, RecommendationScenario.NAME));
 
     @Option(names = "--configs", split = ",", description = "Subset of: ceiling, flink-map, flink-async, "
@@ -91,8 +93,9 @@ public final class BenchmarkMain implements Callable<Integer> {
                 case ImageScenario.NAME -> chosen.add(new ImageScenario(root));
                 case RecommendationScenario.NAME -> chosen.add(new RecommendationScenario(root,
                         workDir.resolve("dlrm")));
-                default -> throw new CommandLine.ParameterException(new CommandLine(this), "unknown scenario " + s
-                        + " (NLP is not built yet)");
+                case NlpScenario.NAME -> chosen.add(new NlpScenario(NlpScenario.Precision.FP32));
+                case NlpScenario.NAME_INT8 -> chosen.add(new NlpScenario(NlpScenario.Precision.INT8));
+                default -> throw new CommandLine.ParameterException(new CommandLine(this), "unknown scenario " + s);
             }
         }
         Instant started = Instant.now();

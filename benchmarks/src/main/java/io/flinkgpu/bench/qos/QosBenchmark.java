@@ -3,6 +3,7 @@ package io.flinkgpu.bench.qos;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinkgpu.bench.report.SummaryTargets;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.protocol.BinaryCodec;
 import io.flinkgpu.inference.protocol.InferenceRequest;
@@ -248,48 +249,29 @@ public final class QosBenchmark implements Callable<Integer> {
 
     /** Replaces the issue-5 targets in {@code summary} with the ones this run measured. */
     private void recordTargets(ObjectNode result) throws java.io.IOException {
-        if (summary == null || !Files.isRegularFile(summary)) {
-            return;
-        }
-        ObjectNode doc = (ObjectNode) json.readTree(summary.toFile());
-        ArrayNode kept = json.createArrayNode();
-        for (var t : doc.withArray("targets")) {
-            if (!"qos".equals(t.path("scenario").asText())) {
-                kept.add(t);
-            }
-        }
         String run = "qos/qos.json " + result.path("started").asText();
+        List<ObjectNode> targets = new ArrayList<>();
         ObjectNode a = (ObjectNode) result.get("priority");
         double best = Math.min(a.path("ratio").asDouble(), Math.min(a.path("ratio_isolated_levels").asDouble(Double.MAX_VALUE),
                 a.path("ratio_isolated_capped").asDouble(Double.MAX_VALUE)));
-        kept.add(target(run, "high_priority_p99_under_saturation", "high-priority p99 loaded / idle, best setting "
+        targets.add(target(run, "high_priority_p99_under_saturation", "high-priority p99 loaded / idle, best setting "
                 + "(isolate_levels + low_priority_batch_ms where measured)", best, "<= 1.2", best <= 1.2));
-        kept.add(target(run, "low_priority_share_vs_guarantee", "low priority's share of answers / its min_share 0.2",
+        targets.add(target(run, "low_priority_share_vs_guarantee", "low priority's share of answers / its min_share 0.2",
                 a.path("low_share_vs_guarantee").asDouble(), ">= 0.8", a.path("low_share_vs_guarantee").asDouble() >= 0.8));
         ObjectNode b = (ObjectNode) result.get("tenants");
-        kept.add(target(run, "tenant_shares_3_to_1", "gold's share of answers (weights 3:1); relative error to 0.75",
+        targets.add(target(run, "tenant_shares_3_to_1", "gold's share of answers (weights 3:1); relative error to 0.75",
                 b.path("relative_error").asDouble(), "<= 0.05", b.path("relative_error").asDouble() <= 0.05));
         for (var p : result.withArray("sizing")) {
-            kept.add(target(run, "sizing_" + p.path("policy").asText(), "p99 at 10% load (ms) / SLO attainment at 80% "
+            targets.add(target(run, "sizing_" + p.path("policy").asText(), "p99 at 10% load (ms) / SLO attainment at 80% "
                     + "load: " + p.path("p99_at_10pct_ms").asDouble() + " / " + p.path("slo_attainment_at_80pct").asDouble(),
                     p.path("slo_attainment_at_80pct").asDouble(), "compare", null));
         }
-        doc.set("targets", kept);
-        json.writerWithDefaultPrettyPrinter().writeValue(summary.toFile(), doc);
+        SummaryTargets.replace(summary, "qos", targets);
     }
 
-    private ObjectNode target(String run, String name, String description, double measured, String goal, Boolean pass) {
-        ObjectNode t = json.createObjectNode();
-        t.put("scenario", "qos");
-        t.put("target", name);
-        t.put("run", run);
-        t.put("description", description);
-        t.put("measured", measured);
-        t.put("goal", goal);
-        if (pass != null) {
-            t.put("pass", pass);
-        }
-        return t;
+    private static ObjectNode target(String run, String name, String description, double measured, String goal,
+            Boolean pass) {
+        return SummaryTargets.target("qos", run, name, description, measured, goal, pass);
     }
 
     private static String row(String label, Outcome high, Outcome low) {

@@ -20,16 +20,25 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramIterationValue;
 
 /**
  * The physical limit: the scenario's model in a tight in-process loop at fixed batch sizes, with
  * the job's session options (1 intra-op thread). {@code raw} feeds pre-stacked direct buffers to
  * ONNX Runtime; {@code onnxmodel} goes through the library's {@link OnnxModel#run} (stacking the
  * requests' bytes and splitting the outputs), which isolates the cost of those tensor copies.
+ *
+ * <p>Only samples of identical input shapes stack (as in the job's batcher). A scenario with
+ * variable shapes (the NLP scenario's sequence-length buckets) has several such groups: every
+ * batch is drawn from one group, each group is timed in its own loop (warm-up and duration split
+ * evenly between groups) and reported as {@code raw [16]}, {@code raw [32]}, ..., and the
+ * {@code raw} / {@code onnxmodel} point is the ceiling over the scenario's traffic mix, each group
+ * weighted by its share of the samples ({@link #mix}).
  */
 public final class Ceiling {
     private Ceiling() {}
@@ -47,41 +56,140 @@ public final class Ceiling {
         List<Point> out = new ArrayList<>();
         CpuDevice device = new CpuDevice("cpu", 2L << 30, 1);
         OrtEnvironment env = OrtEnvironment.getEnvironment();
+        List<List<Integer>> groups = shapeGroups(scenario);
         try (OrtSession.SessionOptions options = device.newSessionOptions();
                 OrtSession session = env.createSession(modelFile.toString(), options)) {
             for (int b : batchSizes) {
-                Map<String, OnnxTensor> feeds = stacked(env, scenario, b);
-                try {
-                    out.add(loop("raw", b, warmup, duration, () -> {
-                        try (OrtSession.Result r = session.run(feeds)) {
-                            r.get(0);
-                        }
-                    }));
-                } finally {
-                    feeds.values().forEach(OnnxTensor::close);
+                List<Timed> perGroup = new ArrayList<>();
+                for (List<Integer> group : groups) {
+                    Map<String, OnnxTensor> feeds = stacked(env, scenario, group, b);
+                    try {
+                        perGroup.add(loop(share(warmup, groups.size()), share(duration, groups.size()), () -> {
+                            try (OrtSession.Result r = session.run(feeds)) {
+                                r.get(0);
+                            }
+                        }));
+                    } finally {
+                        feeds.values().forEach(OnnxTensor::close);
+                    }
                 }
+                out.addAll(points("raw", b, scenario, groups, perGroup));
             }
         }
         if (withOnnxModel) {
             try (OnnxModel model = OnnxModel.load(new ModelId(scenario.model(), "1"), modelFile, device)) {
                 for (int b : batchSizes) {
-                    List<InferenceRequest> requests = new ArrayList<>();
-                    for (int i = 0; i < b; i++) {
-                        requests.add(scenario.request("c" + i, i));
+                    List<Timed> perGroup = new ArrayList<>();
+                    for (List<Integer> group : groups) {
+                        List<InferenceRequest> requests = new ArrayList<>();
+                        for (int i = 0; i < b; i++) {
+                            requests.add(scenario.request("c" + i, group.get(i % group.size())));
+                        }
+                        perGroup.add(loop(share(warmup, groups.size()), share(duration, groups.size()),
+                                () -> model.run(requests)));
                     }
-                    out.add(loop("onnxmodel", b, warmup, duration, () -> model.run(requests)));
+                    out.addAll(points("onnxmodel", b, scenario, groups, perGroup));
                 }
             }
         }
         return out;
     }
 
+    /**
+     * The scenario's samples grouped by the shapes of all their inputs, ordered by the first
+     * input's shape: only samples of one group stack into a batch (as in the job's batcher, which
+     * keys batches by shape). A fixed-shape scenario is one group.
+     */
+    static List<List<Integer>> shapeGroups(Scenario scenario) {
+        Map<String, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < scenario.samples(); i++) {
+            StringBuilder key = new StringBuilder();
+            for (Tensor t : scenario.inputs(i)) {
+                key.append(t.name()).append(Arrays.toString(t.shape())).append(';');
+            }
+            groups.computeIfAbsent(key.toString(), k -> new ArrayList<>()).add(i);
+        }
+        List<List<Integer>> out = new ArrayList<>(groups.values());
+        out.sort((a, b) -> Arrays.compare(scenario.inputs(a.get(0)).get(0).shape(),
+                scenario.inputs(b.get(0)).get(0).shape()));
+        return out;
+    }
+
+    /** A group's label: the first input's non-batch dimensions, e.g. {@code [32]}. */
+    static String label(Scenario scenario, List<Integer> group) {
+        long[] shape = scenario.inputs(group.get(0)).get(0).shape();
+        return Arrays.toString(Arrays.copyOfRange(shape, 1, shape.length));
+    }
+
+    private static Duration share(Duration total, int groups) {
+        return total.dividedBy(groups);
+    }
+
+    /**
+     * One group: its own point. Several: one point per group ({@code path} plus the group's
+     * label) and the traffic-mix point under {@code path} itself (see {@link #mix}).
+     */
+    private static List<Point> points(String path, int batch, Scenario scenario, List<List<Integer>> groups,
+            List<Timed> perGroup) {
+        if (groups.size() == 1) {
+            return List.of(perGroup.get(0).point(path, batch));
+        }
+        List<Point> out = new ArrayList<>();
+        double[] shares = new double[groups.size()];
+        for (int g = 0; g < groups.size(); g++) {
+            shares[g] = (double) groups.get(g).size() / scenario.samples();
+        }
+        out.add(mix(path, batch, shares, perGroup));
+        for (int g = 0; g < groups.size(); g++) {
+            out.add(perGroup.get(g).point(path + " " + label(scenario, groups.get(g)), batch));
+        }
+        return out;
+    }
+
+    /**
+     * The ceiling over a traffic mix in which a share {@code shares[g]} of the samples has the
+     * shape of group {@code g}, every batch being uniform: samples/s is {@code batch} over the
+     * share-weighted mean time per batch, and the latency percentiles are those of the batches,
+     * each group's weighted by its share. Computed from each group's own loop rather than by
+     * alternating groups in one loop, so that a short run of slow batches still counts every group
+     * in its proportion.
+     */
+    static Point mix(String path, int batch, double[] shares, List<Timed> perGroup) {
+        double secondsPerBatch = 0;
+        long runs = 0;
+        double other = 0;
+        Histogram mixed = new Histogram(60_000_000_000L, 3);
+        for (int g = 0; g < shares.length; g++) {
+            Timed t = perGroup.get(g);
+            secondsPerBatch += shares[g] * t.seconds() / t.runs();
+            runs += t.runs();
+            other = Math.max(other, t.otherCores());
+            double weight = MIX_WEIGHT_SCALE * shares[g] / t.runs();
+            for (HistogramIterationValue v : t.histogram().recordedValues()) {
+                mixed.recordValueWithCount(v.getValueIteratedTo(),
+                        Math.max(1, Math.round(v.getCountAddedInThisIterationStep() * weight)));
+            }
+        }
+        return new Point(path, batch, batch / secondsPerBatch, mixed.getValueAtPercentile(50) / 1e6,
+                mixed.getValueAtPercentile(99) / 1e6, runs, other);
+    }
+
+    private static final double MIX_WEIGHT_SCALE = 1e6;
+
+    /** What one timed loop measured. */
+    record Timed(Histogram histogram, long runs, double seconds, double otherCores) {
+        Point point(String path, int batch) {
+            return new Point(path, batch, runs * batch / seconds, histogram.getValueAtPercentile(50) / 1e6,
+                    histogram.getValueAtPercentile(99) / 1e6, runs, otherCores);
+        }
+    }
+
     interface Body {
         void run() throws Exception;
     }
 
-    private static Point loop(String path, int batch, Duration warmup, Duration duration, Body body)
-            throws Exception {
+    /** Runs {@code body} for {@code warmup}, then for {@code duration} (at least once), timing every call. */
+    private static Timed loop(Duration warmup, Duration duration, Body body) throws Exception {
         long end = System.nanoTime() + warmup.toNanos();
         while (System.nanoTime() < end) {
             body.run();
@@ -99,20 +207,18 @@ public final class Ceiling {
             now = t;
             runs++;
         }
-        double seconds = (now - start) / 1e9;
-        return new Point(path, batch, runs * batch / seconds, h.getValueAtPercentile(50) / 1e6,
-                h.getValueAtPercentile(99) / 1e6, runs, io.flinkgpu.bench.load.MachineLoad.now().otherCoresSince(load));
+        return new Timed(h, runs, (now - start) / 1e9, io.flinkgpu.bench.load.MachineLoad.now().otherCoresSince(load));
     }
 
-    private static Map<String, OnnxTensor> stacked(OrtEnvironment env, Scenario scenario, int batch)
-            throws Exception {
+    private static Map<String, OnnxTensor> stacked(OrtEnvironment env, Scenario scenario, List<Integer> group,
+            int batch) throws Exception {
         Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
-        List<Tensor> first = scenario.inputs(0);
+        List<Tensor> first = scenario.inputs(group.get(0));
         for (int k = 0; k < first.size(); k++) {
             Tensor t0 = first.get(k);
             ByteBuffer buffer = ByteBuffer.allocateDirect(t0.data().length * batch).order(ByteOrder.nativeOrder());
             for (int i = 0; i < batch; i++) {
-                buffer.put(scenario.inputs(i % scenario.samples()).get(k).data());
+                buffer.put(scenario.inputs(group.get(i % group.size())).get(k).data());
             }
             buffer.flip();
             long[] shape = t0.shape().clone();
