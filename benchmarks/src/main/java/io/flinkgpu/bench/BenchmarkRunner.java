@@ -151,9 +151,14 @@ public final class BenchmarkRunner {
         ScenarioResult result = new ScenarioResult(scenario);
         Path modelFile = scenario.modelFile(repo);
         if (runsCeiling()) {
-            out.println("--- ceiling: raw ONNX Runtime, 1 intra-op thread, tight loop");
+            // the device every job of this run gets (-Dinference.device.* options): a simulated GPU's
+            // speed model then bounds the ceiling too
+            io.flinkgpu.inference.device.Device device = io.flinkgpu.inference.operator.InferenceSettings
+                    .fromConfiguration(org.apache.flink.configuration.Configuration.fromMap(userOptions))
+                    .createDevice(0);
+            out.println("--- ceiling: raw ONNX Runtime, 1 intra-op thread, tight loop, on " + device);
             result.ceiling = Ceiling.measure(scenario, modelFile, settings.ceilingBatches(), settings.ceilingWarmup(),
-                    settings.ceilingDuration(), true);
+                    settings.ceilingDuration(), true, device);
             for (Ceiling.Point p : result.ceiling) {
                 out.printf("    %-9s batch %3d: %10.0f samples/s  (batch p50 %.3f ms, p99 %.3f ms)%s%n", p.path(),
                         p.batch(), p.samplesPerSecond(), p.p50Ms(), p.p99Ms(), p.contended()

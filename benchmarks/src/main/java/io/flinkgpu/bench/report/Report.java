@@ -133,8 +133,34 @@ public final class Report {
                     + "more than " + PointResult.CONTENDED_OTHER_CORES + " cores: these numbers understate the "
                     + "system; rerun on an idle machine");
         }
-        summary.put("targets", doc.get("targets"));
+        summary.put("targets", mergedTargets(publishDir.resolve(SUMMARY_FILE), doc.get("targets")));
         mapper().writeValue(publishDir.resolve(SUMMARY_FILE).toFile(), summary);
+    }
+
+    /**
+     * This run's targets, after the existing summary's targets of every other scenario (written
+     * by other runs or by the QoS, cache and coordinator tools; each carries its own run).
+     */
+    @SuppressWarnings("unchecked")
+    static List<Object> mergedTargets(Path summaryFile, Object runTargets) throws IOException {
+        List<Object> mine = runTargets instanceof List<?> l ? (List<Object>) l : List.of();
+        java.util.Set<Object> scenarios = new java.util.HashSet<>();
+        for (Object t : mine) {
+            scenarios.add(((Map<String, Object>) t).get("scenario"));
+        }
+        List<Object> out = new ArrayList<>();
+        if (Files.isRegularFile(summaryFile)) {
+            Map<String, Object> existing = mapper().readValue(summaryFile.toFile(), Map.class);
+            if (existing.get("targets") instanceof List<?> old) {
+                for (Object t : old) {
+                    if (t instanceof Map<?, ?> m && !scenarios.contains(m.get("scenario"))) {
+                        out.add(t);
+                    }
+                }
+            }
+        }
+        out.addAll(mine);
+        return out;
     }
 
     /**

@@ -53,8 +53,18 @@ public final class Ceiling {
 
     public static List<Point> measure(Scenario scenario, Path modelFile, int[] batchSizes, Duration warmup,
             Duration duration, boolean withOnnxModel) throws Exception {
+        return measure(scenario, modelFile, batchSizes, warmup, duration, withOnnxModel,
+                new CpuDevice("cpu", 2L << 30, 1));
+    }
+
+    /**
+     * The ceiling on {@code device}: every run goes through {@link Device#execute}, so a simulated
+     * GPU's speed model applies to the raw loop as it does in the job (the model still runs for
+     * real on the CPU first), and the CPU device adds only its busy-time meter.
+     */
+    public static List<Point> measure(Scenario scenario, Path modelFile, int[] batchSizes, Duration warmup,
+            Duration duration, boolean withOnnxModel, io.flinkgpu.inference.device.Device device) throws Exception {
         List<Point> out = new ArrayList<>();
-        CpuDevice device = new CpuDevice("cpu", 2L << 30, 1);
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         List<List<Integer>> groups = shapeGroups(scenario);
         try (OrtSession.SessionOptions options = device.newSessionOptions();
@@ -64,8 +74,9 @@ public final class Ceiling {
                 for (List<Integer> group : groups) {
                     Map<String, OnnxTensor> feeds = stacked(env, scenario, group, b);
                     try {
+                        int samples = b;
                         perGroup.add(loop(share(warmup, groups.size()), share(duration, groups.size()), () -> {
-                            try (OrtSession.Result r = session.run(feeds)) {
+                            try (OrtSession.Result r = device.execute(scenario.model(), samples, () -> session.run(feeds))) {
                                 r.get(0);
                             }
                         }));

@@ -1,0 +1,35 @@
+package io.flinkgpu.bench.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A harness run replaces its own scenarios' targets in summary.json and keeps every other tool's. */
+class SummaryMergeTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aRunReplacesItsScenariosTargetsAndKeepsTheOthers() throws Exception {
+        Path summary = dir.resolve("summary.json");
+        Files.writeString(summary, """
+                {"targets": [
+                  {"scenario": "image", "target": "old", "run": "r1"},
+                  {"scenario": "qos", "target": "tenant_shares_3_to_1", "run": "qos/qos.json"}
+                ]}""");
+        SummaryTargets.replace(summary, "cache", List.of(SummaryTargets.target("cache", "c1", "zipf", "d", 2.0, "> 1",
+                true)));
+
+        List<Object> merged = Report.mergedTargets(summary, List.of(Map.of("scenario", "image", "target", "new",
+                "run", "r2")));
+
+        List<Object> names = merged.stream().map(t -> ((Map<?, ?>) t).get("target")).map(Object.class::cast).toList();
+        assertThat(names).containsExactly("tenant_shares_3_to_1", "zipf", "new");
+        assertThat(Report.mergedTargets(dir.resolve("absent.json"), List.of())).isEmpty();
+    }
+}
