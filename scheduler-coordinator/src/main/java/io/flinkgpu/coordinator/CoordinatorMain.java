@@ -159,7 +159,7 @@ public final class CoordinatorMain {
     static MetricCollector collector(Configuration config) {
         return new MetricCollector(config.get(CoordinatorOptions.REST_URL), config.get(CoordinatorOptions.JOB_ID),
                 config.get(CoordinatorOptions.INFERENCE_VERTEX), config.get(CoordinatorOptions.REST_TIMEOUT),
-                Clock.systemUTC());
+                Clock.systemUTC(), config.get(CoordinatorOptions.METRICS_SETTLE));
     }
 
     @Command(name = "api", description = "Call the admin API, e.g. 'api GET /api/decisions' or 'api PUT /api/tenants/shop {\"weight\":2}'.")

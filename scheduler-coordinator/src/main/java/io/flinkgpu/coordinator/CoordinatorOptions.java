@@ -33,6 +33,13 @@ public final class CoordinatorOptions {
             .defaultValue(Duration.ofSeconds(5))
             .withDescription("Timeout of one REST request.");
 
+    public static final ConfigOption<Duration> METRICS_SETTLE = ConfigOptions.key("coordinator.flink.metrics-settle")
+            .durationType()
+            .defaultValue(Duration.ofMillis(300))
+            .withDescription("Wait between starting Flink's REST metric fetch and reading the values, so one cycle's "
+                    + "reads come from one completed fetch rather than racing it (rates would swing). Keep it above "
+                    + "the time a fetch takes and below metrics.fetcher.update-interval.");
+
     public static final ConfigOption<Duration> INTERVAL = ConfigOptions.key("coordinator.interval")
             .durationType()
             .defaultValue(Duration.ofSeconds(5))

@@ -42,8 +42,22 @@ public final class MetricCollector implements MetricSource {
     private final String vertexName;
     private final Duration timeout;
     private final Clock clock;
+    private final Duration settle;
 
     public MetricCollector(String restUrl, String jobId, String vertexName, Duration timeout, Clock clock) {
+        this(restUrl, jobId, vertexName, timeout, clock, Duration.ZERO);
+    }
+
+    /**
+     * @param settle how long to wait between the request that starts Flink's background metric
+     *     fetch and reading the values ({@code coordinator.flink.metrics-settle}): Flink's REST
+     *     handlers answer from the last completed fetch and start the next one asynchronously, so
+     *     without the wait a read races that fetch and sees values that are fresh or one fetch old
+     *     at random, which makes counter rates swing from cycle to cycle
+     */
+    public MetricCollector(String restUrl, String jobId, String vertexName, Duration timeout, Clock clock,
+            Duration settle) {
+        this.settle = settle;
         this.baseUrl = restUrl.endsWith("/") ? restUrl.substring(0, restUrl.length() - 1) : restUrl;
         this.jobId = jobId == null ? "" : jobId;
         this.vertexName = vertexName;
@@ -73,6 +87,15 @@ public final class MetricCollector implements MetricSource {
             String id = m.path("id").asText();
             if (wanted(id)) {
                 names.add(id);
+            }
+        }
+        // the listing above started Flink's metric fetch (if its update interval had passed): let it land
+        if (!settle.isZero()) {
+            try {
+                Thread.sleep(settle.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CollectException("interrupted", e);
             }
         }
         long now = clock.millis();
