@@ -181,7 +181,7 @@ public final class Coordinator {
                         "first plan starts from where traffic was served: " + current.devicesByModel()));
             }
         }
-        PlacementPlan plan = planner.plan(devices, models, current, store.moves(), now);
+        PlacementPlan plan = planner.plan(devices, models, current, store.moves(), now, recentPeakLoads(demand, now));
         Map<String, ResourceVector> held = new TreeMap<>();
         for (ModelSpec m : models) {
             int instances = plan.placement().devices(m.name()).size();
@@ -287,6 +287,29 @@ public final class Coordinator {
             LOG.warn("Rescale to {} failed: {}", target.get(), e.toString());
             return false;
         }
+    }
+
+    /**
+     * Per model, the highest load within {@code coordinator.plan.scale-in-window}: the current
+     * device time per request times the highest rate the latency history recorded in the window.
+     */
+    private Map<String, Double> recentPeakLoads(Demand demand, long now) {
+        long window = config.get(CoordinatorOptions.SCALE_IN_WINDOW).toMillis();
+        Map<String, Double> out = new TreeMap<>();
+        for (ModelDemand m : demand.models().values()) {
+            if (m.ratePerSecond() <= 0) {
+                continue;
+            }
+            double perRequest = m.deviceSecondsPerSecond() / m.ratePerSecond();
+            double peakRate = m.ratePerSecond();
+            for (LatencySample s : store.latencyHistory(m.model())) {
+                if (now - s.atMillis() <= window) {
+                    peakRate = Math.max(peakRate, s.ratePerSecond());
+                }
+            }
+            out.put(m.model(), peakRate * perRequest);
+        }
+        return out;
     }
 
     private List<DeviceSpec> devices(Demand demand) {

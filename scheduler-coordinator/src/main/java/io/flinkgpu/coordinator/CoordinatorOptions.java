@@ -124,6 +124,12 @@ public final class CoordinatorOptions {
             .defaultValue(2)
             .withDescription("Relocations in one plan.");
 
+    public static final ConfigOption<Duration> SCALE_IN_WINDOW = ConfigOptions.key("coordinator.plan.scale-in-window")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(30))
+            .withDescription("A model gives an instance back only if its load stayed low for this long: the scale-in "
+                    + "decision uses the highest rate measured within the window (scaling up uses the latest).");
+
     public static final ConfigOption<Double> WEIGHT_CHANGE = ConfigOptions.key("coordinator.plan.weight-change")
             .doubleType()
             .defaultValue(0.2)

@@ -46,6 +46,17 @@ public final class PlacementPlanner {
 
     public PlacementPlan plan(List<DeviceSpec> devices, List<ModelSpec> models, Placement current,
             List<MoveRecord> history, long now) {
+        return plan(devices, models, current, history, now, Map.of());
+    }
+
+    /**
+     * @param recentPeakLoad per model, the highest load measured within the scale-in
+     *     stabilisation window: an instance is given back only if that peak, not just the latest
+     *     sample, is low enough (as Kubernetes' HPA scales down on the highest recommendation of
+     *     its window), so one low sample does not remove a replica that the next sample needs
+     */
+    public PlacementPlan plan(List<DeviceSpec> devices, List<ModelSpec> models, Placement current,
+            List<MoveRecord> history, long now, Map<String, Double> recentPeakLoad) {
         List<Decision> decisions = new ArrayList<>();
         Map<String, DeviceSpec> devs = new TreeMap<>();
         devices.forEach(d -> devs.put(d.id(), d));
@@ -91,12 +102,19 @@ public final class PlacementPlanner {
                 want = up;
                 why = String.format(Locale.ROOT, "load %.3f device-s/s needs %d instance(s) at target %.2f", m.load(),
                         up, target);
-            } else if (up < have && m.load() <= (have - 1) * target * (1 - settings.hysteresis())) {
-                want = Math.max(up, (int) Math.ceil(m.load() / (target * (1 - settings.hysteresis())) - 1e-9));
+            } else if (up < have && Math.max(m.load(), recentPeakLoad.getOrDefault(m.name(), 0.0))
+                    <= (have - 1) * target * (1 - settings.hysteresis())) {
+                double peak = Math.max(m.load(), recentPeakLoad.getOrDefault(m.name(), 0.0));
+                want = Math.max(up, (int) Math.ceil(peak / (target * (1 - settings.hysteresis())) - 1e-9));
                 want = Math.max(1, Math.min(want, have - 1));
-                why = String.format(Locale.ROOT, "load %.3f device-s/s fell below %.3f (%d instances x target %.2f x "
-                        + "(1 - %.2f hysteresis)); %d suffice", m.load(), (have - 1) * target * (1 - settings.hysteresis()),
-                        have - 1, target, settings.hysteresis(), want);
+                why = String.format(Locale.ROOT, "load %.3f device-s/s (peak of the stabilisation window %.3f) fell "
+                        + "below %.3f (%d instances x target %.2f x (1 - %.2f hysteresis)); %d suffice", m.load(), peak,
+                        (have - 1) * target * (1 - settings.hysteresis()), have - 1, target, settings.hysteresis(), want);
+            } else if (up < have) {
+                want = have;
+                why = String.format(Locale.ROOT, "load %.3f device-s/s keeps %d instance(s): its peak within the "
+                        + "stabilisation window, %.3f, is above %.3f", m.load(), have,
+                        recentPeakLoad.getOrDefault(m.name(), 0.0), (have - 1) * target * (1 - settings.hysteresis()));
             } else {
                 want = Math.max(have, up);
                 why = String.format(Locale.ROOT, "load %.3f device-s/s keeps %d instance(s) (within hysteresis)",
@@ -110,11 +128,26 @@ public final class PlacementPlanner {
         ResourceVector capacity = new ResourceVector(
                 devs.values().stream().mapToDouble(DeviceSpec::memoryBytes).sum(), devs.size(),
                 devs.values().stream().mapToDouble(DeviceSpec::cpuCores).sum());
+        // Device time is soft: an overloaded fleet queues, it does not lose instances. When the
+        // models together want more device time than the devices have, every claim is scaled down
+        // in proportion, so DRF still divides it by weight but never refuses a model the replicas
+        // it needs most just then; memory and model slots stay hard.
+        double timeWanted = 0;
+        for (ModelSpec m : mods.values()) {
+            int want = wanted.get(m.name());
+            timeWanted += want * Math.min(1.0, m.load() / want);
+        }
+        double timeScale = timeWanted > capacity.deviceTime() ? capacity.deviceTime() / timeWanted : 1.0;
+        if (timeScale < 1.0) {
+            decisions.add(new Decision(now, "ALLOCATE", null, null, String.format(Locale.ROOT,
+                    "models want %.3f device-s/s of %.0f devices: device-time claims scaled by %.3f (device time is "
+                            + "soft; memory and model slots are not)", timeWanted, capacity.deviceTime(), timeScale)));
+        }
         List<DrfClaimant> claimants = new ArrayList<>();
         for (ModelSpec m : mods.values()) {
             int want = wanted.get(m.name());
             claimants.add(new DrfClaimant(m.name(), m.weight(), new ResourceVector(m.memoryBytes(),
-                    Math.min(1.0, m.load() / want), m.cpuPerInstance()), want));
+                    Math.min(1.0, m.load() / want) * timeScale, m.cpuPerInstance()), want));
         }
         DrfAllocation allocation = drf.allocate(capacity, claimants);
         for (ModelSpec m : mods.values()) {

@@ -155,4 +155,37 @@ class PlacementPlannerTest {
             assertThat(d.reason()).contains("device memory");
         });
     }
+
+    @Test
+    void anOverloadedModelKeepsItsReplicasBecauseDeviceTimeIsSoft() {
+        // hot wants 2 instances of a whole device each (load 2.5); with warm's 0.3 the fleet of 2
+        // devices is overloaded. Device-time claims are scaled down, so hot keeps both instances
+        // instead of DRF granting one (and the planner scaling in exactly when it is overloaded).
+        Placement current = Placement.of(Map.of("hot", Set.of("sim:0", "sim:1"), "warm", Set.of("sim:1")));
+        PlacementPlan plan = planner.plan(devices(2), List.of(model("hot", 2.5), model("warm", 0.3)), current,
+                List.of(), 0);
+        assertThat(plan.placement().devices("hot")).containsExactlyInAnyOrder("sim:0", "sim:1");
+        assertThat(plan.placement().devices("warm")).hasSize(1);
+        assertThat(plan.decisions()).noneSatisfy(d -> assertThat(d.action()).isEqualTo("SCALE_IN"));
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("ALLOCATE");
+            assertThat(d.reason()).contains("models want 2.300 device-s/s of 2 devices", "device time is soft");
+        });
+    }
+
+    @Test
+    void aReplicaIsGivenBackOnlyWhenTheWindowsPeakLoadIsLowToo() {
+        Placement two = Placement.of(Map.of("m", Set.of("sim:0", "sim:1")));
+        // one low sample (0.2) after a busy window (peak 0.9): both instances stay
+        PlacementPlan held = planner.plan(devices(2), List.of(model("m", 0.2)), two, List.of(), 0, Map.of("m", 0.9));
+        assertThat(held.placement().devices("m")).hasSize(2);
+        assertThat(held.decisions()).noneSatisfy(d -> assertThat(d.action()).isEqualTo("SCALE_IN"));
+        // low throughout the window: one instance is given back
+        PlacementPlan scaled = planner.plan(devices(2), List.of(model("m", 0.2)), two, List.of(), 0, Map.of("m", 0.3));
+        assertThat(scaled.placement().devices("m")).hasSize(1);
+        assertThat(scaled.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("SCALE_IN");
+            assertThat(d.reason()).contains("peak of the stabilisation window 0.300");
+        });
+    }
 }
