@@ -40,7 +40,8 @@ public final class Report {
             String reproduce, Instant started, BenchmarkRunner runner, List<ScenarioResult> results,
             Map<String, String> userOptions) throws IOException {
         Files.createDirectories(dir);
-        List<Map<String, Object>> targets = Targets.evaluate(results, runId);
+        List<Map<String, Object>> targets = Targets.evaluate(results, runId,
+                "simulated".equalsIgnoreCase(userOptions.getOrDefault("inference.device.type", "")));
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("run_id", runId);
         doc.put("mode", settings.mode());
