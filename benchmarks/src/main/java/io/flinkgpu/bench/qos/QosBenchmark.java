@@ -25,7 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -40,8 +39,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -335,20 +332,11 @@ public final class QosBenchmark implements Callable<Integer> {
     }
 
     private KafkaProducer<byte[], byte[]> producer() {
-        Properties p = new Properties();
-        p.setProperty("bootstrap.servers", kafka.bootstrapServers());
-        p.setProperty("linger.ms", "1");
-        return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        return io.flinkgpu.bench.sut.KafkaClients.producer(kafka.bootstrapServers());
     }
 
     private KafkaConsumer<byte[], byte[]> consumer(String topic) {
-        Properties p = new Properties();
-        p.setProperty("bootstrap.servers", kafka.bootstrapServers());
-        p.setProperty("group.id", topic + "-reader");
-        p.setProperty("auto.offset.reset", "earliest");
-        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        c.subscribe(List.of(topic));
-        return c;
+        return io.flinkgpu.bench.sut.KafkaClients.consumer(kafka.bootstrapServers(), topic);
     }
 
     private byte[] request(String id, int sample, int priority, String tenant) {
