@@ -48,9 +48,9 @@ panel("Requests and responses / s", "Requests into and responses out of the infe
 panel("Responses / s by model version", "Responses (successes and errors) per model version.",
       [(f"sum by (model, version) (rate({P}model_version_responsesOut{{{M}}}[{RI}]))", "{{model}} v{{version}}")], "reqps")
 panel("Errors / s by code", "Error responses of the inference operator by error code (docs/PROTOCOL.md), and records "
-      "the parse & validate operator dead-lettered.",
+      "dead-lettered (by the parser: undecodable; by the inference operator: refused as bad input or INTERNAL).",
       [(f"sum by (error) (rate({P}error_errors[{RI}]))", "{{error}}"),
-       (f"sum(rate({P}invalidRequests[{RI}]))", "dead-lettered")], "reqps")
+       (f"sum(rate({P}deadLetters[{RI}]))", "dead-lettered")], "reqps")
 endrow()
 row("Batching")
 panel("Batch size (samples)", "Samples per batch over the last 1,024 batches, per model version.",

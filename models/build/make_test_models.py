@@ -55,12 +55,12 @@ def make_model(name, nodes, inputs, outputs, initializers=()):
     return model
 
 
-def config(name, inputs, outputs, description):
+def config(name, inputs, outputs, description, max_batch=MAX_BATCH):
     """inputs/outputs: lists of (name, datatype, shape-without-batch)."""
     return {
         "name": name,
         "platform": "onnxruntime",
-        "max_batch_size": MAX_BATCH,
+        "max_batch_size": max_batch,
         "inputs": [{"name": n, "datatype": d, "shape": list(s), "allow_nan": False}
                    for n, d, s in inputs],
         "outputs": [{"name": n, "datatype": d, "shape": list(s)} for n, d, s in outputs],
@@ -170,6 +170,35 @@ def main():
     a = np.array([[0.5, -1.0], [2.0, 3.25], [0.0, 0.0]], dtype=np.float32)
     bb = np.array([[1, 2], [-3, 4], [0, 100]], dtype=np.int64)
     check(m, {"a": a, "b": bb}, {"sum": a + bb.astype(np.float32)})
+
+    # ------------------------------------------------------------ embedding-int64
+    # Token embedding lookup, mean-pooled over the sequence. Multiples of 1/4 like affine-fp32.
+    # Ids outside [-16, 15] (Gather allows negative indices from the end) make ONNX Runtime's
+    # CPU Gather fail the whole run: a real poison input for batch-failure isolation.
+    table = (rng.integers(-8, 9, size=(16, 4)) / 4.0).astype(np.float32)
+    nodes = [
+        helper.make_node("Gather", ["table", "input_ids"], ["embeddings"], axis=0),
+        helper.make_node("ReduceMean", ["embeddings"], ["pooled"], axes=[1], keepdims=0),
+    ]
+    m = make_model("embedding-int64", nodes,
+                   [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])],
+                   [vinfo("pooled", "FP32", [4])],
+                   [numpy_helper.from_array(table, "table")])
+    cfg = config("embedding-int64", [("input_ids", "INT64", [-1])], [("pooled", "FP32", [4])],
+                 "Test model: pooled = mean(Gather(table, input_ids), axis=1), table FP32 16x4 fixed; "
+                 "variable-length dim 'seq'; ids outside [-16, 15] fail the run", max_batch=64)
+    m = save("embedding-int64", m, cfg)
+    for t in (1, 3, 7):
+        ids = rng.integers(-16, 16, size=(4, t)).astype(np.int64)
+        check(m, {"input_ids": ids}, {"pooled": table[ids].mean(1)})
+    for bad in (16, 99, -17, -100):
+        try:
+            np_onnx_eval.run(m, {"input_ids": np.array([[0, bad]], dtype=np.int64)})
+        except IndexError:
+            pass
+        else:
+            raise AssertionError(f"id {bad} should be out of range")
+    print("  table =", table.tolist())
 
     print("all test models written and verified")
 

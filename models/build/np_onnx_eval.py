@@ -96,6 +96,19 @@ def run(model, feeds):
             else:
                 out = np.sum(ins[0], axis=tuple(int(v) for v in axes),
                              keepdims=keep).astype(ins[0].dtype)
+        elif op == "ReduceMean":
+            # opset 13: axes is still an attribute
+            axes = a.get("axes")
+            keep = bool(a.get("keepdims", 1))
+            out = np.mean(ins[0], axis=None if axes is None else tuple(axes),
+                          keepdims=keep).astype(ins[0].dtype)
+        elif op == "Gather":
+            # negative indices count from the end; out-of-range ones raise IndexError (as ORT CPU fails)
+            idx = ins[1]
+            n = ins[0].shape[a.get("axis", 0)]
+            if idx.size and (idx.min() < -n or idx.max() >= n):
+                raise IndexError(f"Gather: indices outside [{-n}, {n - 1}]")
+            out = np.take(ins[0], idx, axis=a.get("axis", 0))
         elif op == "Flatten":
             axis = a.get("axis", 1)
             s = ins[0].shape

@@ -79,10 +79,10 @@ public final class InferenceJob {
                 .uid(UID_SOURCE);
 
         SingleOutputStreamOperator<InferenceRequest> requests = records
-                .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.modelRepository(),
-                        settings.limits(), settings.repositoryPollInterval()), InferenceTypes.REQUEST)
+                .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.limits()),
+                        InferenceTypes.REQUEST)
                 .uid(UID_PARSER)
-                .name("Parse & validate");
+                .name("Parse");
 
         int parallelism = config.get(InferenceJobOptions.PARALLELISM);
         String controlTopic = config.get(InferenceJobOptions.CONTROL_TOPIC);
@@ -124,7 +124,12 @@ public final class InferenceJob {
                 .name("Kafka responses");
 
         String deadLetterTopic = config.get(InferenceJobOptions.DEAD_LETTER_TOPIC);
+        DataStream<DeadLetter> refused = responses.getSideOutput(GpuInference.REFUSED)
+                .map(DeadLetter::of, TypeInformation.of(DeadLetter.class))
+                .name("Refused requests")
+                .setParallelism(parallelism);
         requests.getSideOutput(RequestParser.DEAD_LETTERS)
+                .union(refused)
                 .sinkTo(KafkaSink.<DeadLetter>builder()
                         .setBootstrapServers(bootstrap)
                         .setKafkaProducerConfig(producerConfig(exactlyOnce, maxRecordBytes))
@@ -133,7 +138,7 @@ public final class InferenceJob {
                         .setRecordSerializer((KafkaRecordSerializationSchema<DeadLetter>) (d, ctx, ts) ->
                                 new ProducerRecord<>(deadLetterTopic,
                                         d.requestId() == null ? null : d.requestId().getBytes(StandardCharsets.UTF_8),
-                                        d.toJson(maxRecordBytes / 2)))
+                                        encodeBounded(d, maxRecordBytes)))
                         .build())
                 .uid(UID_DEAD_LETTER_SINK)
                 .name("Kafka dead letters");
@@ -205,16 +210,39 @@ public final class InferenceJob {
         }
     }
 
-    /** The encoded response, or an OUTPUT_TOO_LARGE error if it would not fit in a record. */
+    /**
+     * The encoded response, or an OUTPUT_TOO_LARGE error if it would not fit in a record, or an
+     * INTERNAL error if encoding it threw: a response that cannot be written must not fail the sink.
+     */
     static byte[] encodeBounded(WireCodec codec, InferenceResponse response, int maxRecordBytes) {
-        byte[] bytes = codec.encodeResponse(response);
+        byte[] bytes;
+        try {
+            bytes = codec.encodeResponse(response);
+        } catch (RuntimeException e) {
+            return codec.encodeResponse(InferenceResponse.failure(response.id(), response.modelName(),
+                    response.modelVersion(), new InferenceError(ErrorCode.INTERNAL, "the response could not be "
+                            + "encoded: " + e.getClass().getName() + ": " + e.getMessage()), response.timings()));
+        }
         if (bytes.length <= maxRecordBytes - RECORD_OVERHEAD_BYTES) {
             return bytes;
         }
         return codec.encodeResponse(InferenceResponse.failure(response.id(), response.modelName(),
                 response.modelVersion(), new InferenceError(ErrorCode.OUTPUT_TOO_LARGE, "the response has "
-                        + bytes.length + " bytes; inference.kafka.max-record-size allows " + maxRecordBytes),
-                response.timings()));
+                        + bytes.length + " bytes; inference.kafka.max-record-size allows " + maxRecordBytes
+                        + (codec instanceof io.flinkgpu.inference.protocol.BinaryCodec ? ""
+                                : "; inference.kafka.responses-format=BINARY writes tensors 2-3x smaller than JSON")
+                        + ", or raise inference.kafka.max-record-size together with the responses topic's "
+                        + "max.message.bytes"), response.timings()));
+    }
+
+    /** A dead letter's JSON, keeping only as much of the original as fits in a record. */
+    static byte[] encodeBounded(DeadLetter d, int maxRecordBytes) {
+        try {
+            return d.toJson(maxRecordBytes / 2);
+        } catch (RuntimeException e) {
+            return new DeadLetter(ErrorCode.INTERNAL, "the dead letter could not be encoded: " + e, d.requestId(),
+                    d.topic(), d.partition(), d.offset(), new byte[0]).toJson(0);
+        }
     }
 
     /** Room for the key, headers and batch framing within max.request.size. */

@@ -1,103 +1,93 @@
 package io.flinkgpu.job;
 
-import io.flinkgpu.inference.model.ModelReloader;
-import io.flinkgpu.inference.model.ModelRepository;
+import io.flinkgpu.inference.admission.RequestAdmission;
+import io.flinkgpu.inference.admission.ValidationLimits;
+import io.flinkgpu.inference.operator.InferenceTypes;
+import io.flinkgpu.inference.protocol.ErrorCode;
+import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
-import io.flinkgpu.inference.protocol.ProtocolException;
 import io.flinkgpu.inference.protocol.Timings;
 import io.flinkgpu.inference.protocol.WireFormat;
-import io.flinkgpu.inference.validation.RequestValidator;
-import io.flinkgpu.inference.validation.ValidationLimits;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.time.Duration;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Parse and validate: decodes each record and checks it against the model repository. Valid
- * requests go on, pinned to the version that will serve them. An invalid record goes to the
- * dead-letter output with its original bytes and reason, and, when it names a request id, an
- * error response goes to the responses too so that the caller is answered.
+ * Parse: decodes each record ({@link RequestAdmission#decode}) and stamps it with its Kafka
+ * origin. Everything else about admission (the model, its limits, tenants, deadlines) is decided
+ * once, by the inference operator. A record that does not decode goes to the dead-letter output
+ * with its original bytes and reason and, when its id can be read from the payload or the Kafka
+ * key, an error response goes to the responses too, so that its caller is answered. Nothing a
+ * record contains can fail this task: an unexpected exception becomes an {@code INTERNAL} dead
+ * letter (and response) naming the exception.
  */
 public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest> {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(RequestParser.class);
 
     public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
     public static final OutputTag<InferenceResponse> ERROR_RESPONSES =
-            new OutputTag<>("error-responses", io.flinkgpu.inference.operator.InferenceTypes.RESPONSE) {};
+            new OutputTag<>("error-responses", InferenceTypes.RESPONSE) {};
 
     private final WireFormat format;
-    private final String modelRepository;
     private final ValidationLimits limits;
-    private final Duration repositoryPollInterval;
-    private transient RequestValidator validator;
-    private transient ModelReloader reloader;
-    private transient Counter valid;
-    private transient Counter invalid;
+    private transient Counter decoded;
+    private transient Counter deadLetters;
+    private transient Counter failures;
 
-    public RequestParser(WireFormat format, String modelRepository, ValidationLimits limits,
-            Duration repositoryPollInterval) {
+    public RequestParser(WireFormat format, ValidationLimits limits) {
         this.format = format;
-        this.modelRepository = modelRepository;
         this.limits = limits;
-        this.repositoryPollInterval = repositoryPollInterval;
     }
 
     @Override
     public void open(OpenContext openContext) {
-        ModelRepository repository = ModelRepository.open(Path.of(modelRepository));
-        validator = new RequestValidator(repository, limits);
-        // Follow the repository as the inference operator does, so new models and versions validate.
-        reloader = new ModelReloader(repository, null).startPolling(repositoryPollInterval,
-                "parser-model-reload-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
-        valid = getRuntimeContext().getMetricGroup().addGroup("gpu_inference").counter("validRequests");
-        invalid = getRuntimeContext().getMetricGroup().addGroup("gpu_inference").counter("invalidRequests");
+        var group = getRuntimeContext().getMetricGroup().addGroup("gpu_inference");
+        decoded = group.counter("decodedRequests");
+        deadLetters = group.counter("deadLetters");
+        failures = group.counter("recordFailures");
     }
 
     @Override
     public void processElement(KafkaRecord record, Context ctx, Collector<InferenceRequest> out) {
-        InferenceRequest request = null;
+        RequestAdmission.Decoded d;
         try {
-            byte[] payload = record.value();
-            validator.checkPayloadSize(payload == null ? 0 : payload.length);
-            request = format.decodeRequest(payload);
-            validator.check(request);
-            // Unversioned requests stay unversioned: the inference operator picks the default
-            // version when it queues them, so traffic follows a hot reload there.
-            out.collect(request);
-            valid.inc();
-        } catch (ProtocolException e) {
-            invalid.inc();
-            String id = request != null ? request.id() : keyAsId(record.key());
-            ctx.output(DEAD_LETTERS, new DeadLetter(e.code(), e.getMessage(), id, record.topic(), record.partition(),
-                    record.offset(), record.value()));
-            if (id != null) {
-                ctx.output(ERROR_RESPONSES, InferenceResponse.failure(id,
-                        request != null ? request.modelName() : null,
-                        request != null ? request.modelVersion() : null, e.toError(), Timings.NONE));
-            }
+            d = RequestAdmission.decode(record.value(), record.key(), format, limits);
+        } catch (RuntimeException e) {
+            // The last line of defence: a decoder bug must not become a restart loop.
+            LOG.warn("Decoding the record at {} failed; dead-lettering it as INTERNAL", origin(record), e);
+            failures.inc();
+            reject(record, ErrorCode.INTERNAL, e.getClass().getName() + ": " + e.getMessage(),
+                    RequestAdmission.keyAsId(record.key()), null, ctx);
+            return;
+        }
+        if (d.ok()) {
+            InferenceRequest r = d.request();
+            out.collect(r.withParameters(r.parameters().withOrigin(origin(record))));
+            decoded.inc();
+        } else {
+            reject(record, d.error().code(), d.error().getMessage(), d.requestId(), d.modelName(), ctx);
         }
     }
 
-    @Override
-    public void close() throws Exception {
-        if (reloader != null) {
-            reloader.close();
+    private void reject(KafkaRecord record, ErrorCode code, String reason, String id, String model,
+            Context ctx) {
+        deadLetters.inc();
+        ctx.output(DEAD_LETTERS, new DeadLetter(code, reason, id, record.topic(), record.partition(), record.offset(),
+                record.value()));
+        if (id != null) {
+            ctx.output(ERROR_RESPONSES, InferenceResponse.failure(id, model, null, new InferenceError(code, reason),
+                    Timings.NONE));
         }
-        super.close();
     }
 
-    /** Producers may key records by request id; such a key identifies an undecodable request. */
-    private static String keyAsId(byte[] key) {
-        if (key == null || key.length == 0 || key.length > 256) {
-            return null;
-        }
-        String s = new String(key, StandardCharsets.UTF_8);
-        return s.chars().allMatch(c -> c >= 0x20 && c < 0x7f) ? s : null;
+    /** {@code topic/partition@offset}: carried in the request so that a later refusal names its record. */
+    static String origin(KafkaRecord record) {
+        return record.topic() + "/" + record.partition() + "@" + record.offset();
     }
 }

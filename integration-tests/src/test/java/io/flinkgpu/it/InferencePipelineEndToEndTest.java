@@ -191,6 +191,15 @@ class InferencePipelineEndToEndTest {
         addInvalid(invalid, records, "bad-negative", ErrorCode.INVALID_FIELD,
                 "{\"id\":\"bad-negative\",\"model_name\":\"" + MODEL + "\",\"inputs\":["
                         + okInput.replace("[1,1,28,28]", "[1,1,-28,28]") + "]}");
+        // legal for the model (max_batch_size 64) but over the operator's batch limit (32): refused, not fatal
+        addInvalid(invalid, records, "bad-operator-batch", ErrorCode.BATCH_TOO_LARGE,
+                "{\"id\":\"bad-operator-batch\",\"model_name\":\"" + MODEL + "\",\"inputs\":["
+                        + "{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[40,1,28,28],\"data\":["
+                        + "0.5,".repeat(40 * 784 - 1) + "0.5]}]}");
+        // a well-formed request with an invalid parameter: its id is read, so its caller is answered
+        addInvalid(invalid, records, "bad-timeout", ErrorCode.INVALID_FIELD,
+                "{\"id\":\"bad-timeout\",\"model_name\":\"" + MODEL + "\",\"parameters\":{\"timeout_ms\":-5},"
+                        + "\"inputs\":[" + okInput + "]}");
         assertThat(okInput).startsWith("{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,1,28,28],\"data\":[0.0,");
 
         List<String> valid = new ArrayList<>();
@@ -227,9 +236,20 @@ class InferencePipelineEndToEndTest {
         Map<String, ErrorCode> letterCodes = letters.entrySet().stream()
                 .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().code()));
         assertThat(letterCodes).containsExactlyInAnyOrderEntriesOf(invalid);
-        assertThat(letters.get("bad-count").original()).isEqualTo(
-                records.stream().filter(r -> new String(r.key(), StandardCharsets.UTF_8).equals("bad-count"))
+        // refused by the parser: the record's own bytes
+        assertThat(letters.get("bad-truncated").reencoded()).isFalse();
+        assertThat(letters.get("bad-truncated").original()).isEqualTo(
+                records.stream().filter(r -> new String(r.key(), StandardCharsets.UTF_8).equals("bad-truncated"))
                         .findFirst().orElseThrow().value());
+        // refused by the operator after decoding: the request re-encoded, with the record's source
+        DeadLetter count = letters.get("bad-count");
+        assertThat(count.reencoded()).isTrue();
+        assertThat(count.topic()).isEqualTo(config.get(InferenceJobOptions.REQUESTS_TOPIC));
+        assertThat(count.offset()).isGreaterThanOrEqualTo(0);
+        InferenceRequest back = WireFormat.AUTO.decodeRequest(count.original());
+        assertThat(back.id()).isEqualTo("bad-count");
+        assertThat(back.parameters().origin()).isEqualTo(count.topic() + "/" + count.partition() + "@" + count.offset());
+        assertThat(letters.get("bad-operator-batch").reason()).contains("inference.batching.max-batch-size");
         assertThat(letters.values()).allSatisfy(d -> assertThat(d.reason()).isNotBlank());
 
         Map<String, InferenceResponse> answered = new HashMap<>();

@@ -65,10 +65,10 @@ public final class UpgradedInferenceJobMain {
         DataStream<KafkaRecord> records = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka requests")
                 .uid(InferenceJob.UID_SOURCE);
         SingleOutputStreamOperator<InferenceRequest> requests = records
-                .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.modelRepository(),
-                        settings.limits(), settings.repositoryPollInterval()), InferenceTypes.REQUEST)
+                .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.limits()),
+                        InferenceTypes.REQUEST)
                 .uid(InferenceJob.UID_PARSER)
-                .name("Parse & validate");
+                .name("Parse");
         SingleOutputStreamOperator<InferenceResponse> responses = GpuInference.builder()
                 .configuration(config)
                 .build()
@@ -101,6 +101,8 @@ public final class UpgradedInferenceJobMain {
 
         String deadLetterTopic = config.get(InferenceJobOptions.DEAD_LETTER_TOPIC);
         requests.getSideOutput(RequestParser.DEAD_LETTERS)
+                .union(responses.getSideOutput(GpuInference.REFUSED).map(DeadLetter::of,
+                        org.apache.flink.api.common.typeinfo.TypeInformation.of(DeadLetter.class)))
                 .sinkTo(KafkaSink.<DeadLetter>builder()
                         .setBootstrapServers(bootstrap)
                         .setKafkaProducerConfig(producer)

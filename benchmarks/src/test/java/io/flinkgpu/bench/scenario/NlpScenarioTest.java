@@ -18,8 +18,8 @@ import io.flinkgpu.inference.protocol.DataType;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
-import io.flinkgpu.inference.validation.RequestValidator;
-import io.flinkgpu.inference.validation.ValidationLimits;
+import io.flinkgpu.inference.admission.RequestAdmission;
+import io.flinkgpu.inference.admission.ValidationLimits;
 import java.nio.LongBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -158,7 +158,7 @@ class NlpScenarioTest {
             assertThat(s.name()).isEqualTo("sentence_embedding");
             assertThat(s.shape()).containsExactly(384);
         });
-        RequestValidator validator = new RequestValidator(ModelRepository.open(repo), ValidationLimits.DEFAULTS);
+        RequestAdmission validator = new RequestAdmission(ModelRepository.open(repo), ValidationLimits.DEFAULTS);
         for (int i = 0; i < 50; i++) {
             validator.validate(scenario.request("r" + i, i));
         }

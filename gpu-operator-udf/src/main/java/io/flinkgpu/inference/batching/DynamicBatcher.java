@@ -54,8 +54,11 @@ import java.util.function.ToDoubleFunction;
  * samples queued. Plain Java, single-threaded (the caller serialises access), clock injected.
  */
 public final class DynamicBatcher<T> {
-    /** Scheduling attributes of one request. */
-    public record Request(int priority, String tenant, long deadlineNanos) {
+    /**
+     * Scheduling attributes of one request, as admission decided them: {@code level} 1 is the
+     * highest, 0 stands for the model's default level.
+     */
+    public record Request(int level, String tenant, long deadlineNanos) {
         /** The model's default level, the default tenant, no deadline. */
         public static final Request DEFAULT = new Request(0, "default", Long.MAX_VALUE);
     }
@@ -64,7 +67,9 @@ public final class DynamicBatcher<T> {
     public enum Admission {
         ACCEPTED,
         QUEUE_FULL,
-        DEADLINE_INFEASIBLE
+        DEADLINE_INFEASIBLE,
+        /** More samples than the model's batches hold: admission should have refused it. */
+        TOO_LARGE
     }
 
     private static final double SHARE_DECAY_PER_SAMPLE = 1.0 - 1.0 / 1024;
@@ -80,7 +85,9 @@ public final class DynamicBatcher<T> {
     private final ToDoubleFunction<String> tenantWeights;
     private final Ticker ticker;
     private final Map<BatchKey, Lane<T>> lanes = new LinkedHashMap<>();
-    private final Map<ModelId, ModelState> models = new HashMap<>();
+    // Concurrent: the operator's metric gauges read per-model state from the metric reporter's
+    // thread, and a HashMap written by the mailbox thread meanwhile threw ConcurrentModificationException.
+    private final Map<ModelId, ModelState> models = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<Batch.Queued<T>> expired = new ArrayList<>();
     private int queuedRequests;
     private long sequence;
@@ -242,10 +249,8 @@ public final class DynamicBatcher<T> {
         return model(model).batching;
     }
 
-    /** The model's level for a requested priority (0: the default level). */
-    public int levelFor(ModelId model, int priority) {
-        SchedulingConfig s = model(model).sched;
-        return priority < 1 ? s.defaultPriority() : Math.min(priority, s.priorityLevels());
+    private int levelOf(ModelState m, Request request) {
+        return request.level() < 1 ? m.sched.defaultPriority() : Math.min(request.level(), m.sched.priorityLevels());
     }
 
     /**
@@ -266,7 +271,10 @@ public final class DynamicBatcher<T> {
     public Admission offer(BatchKey key, T item, int samples, Request request) {
         long now = ticker.nanos();
         ModelState m = model(key.model());
-        int level = levelFor(key.model(), request.priority());
+        if (samples < 1 || samples > m.batching.maxBatchSize()) {
+            return Admission.TOO_LARGE;
+        }
+        int level = levelOf(m, request);
         LevelPolicy policy = m.sched.level(level);
         int[] tenantQueued = m.queuedPerTenant.get(level).get(request.tenant());
         if (policy.maxQueueSize() > 0 && tenantQueued != null && tenantQueued[0] >= policy.maxQueueSize()) {
@@ -287,7 +295,7 @@ public final class DynamicBatcher<T> {
             throw new IllegalArgumentException(
                     "an item of " + samples + " samples does not fit batches of " + m.batching.maxBatchSize());
         }
-        int level = levelFor(key.model(), request.priority());
+        int level = levelOf(m, request);
         Entry<T> e = new Entry<>(item, samples, now, level, request.tenant(), request.deadlineNanos(), sequence++);
         Lane<T> lane = lanes.computeIfAbsent(key, k -> new Lane<>(k, m));
         lane.levels.get(level).add(e);

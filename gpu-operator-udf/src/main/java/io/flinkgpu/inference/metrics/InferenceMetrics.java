@@ -25,6 +25,10 @@ public final class InferenceMetrics {
     private final MetricGroup group;
     private final Counter requestsIn;
     private final Counter responsesOut;
+    private final Counter recordFailures;
+    private final Counter deadLetters;
+    private final Counter isolatedRequests;
+    private final Counter isolationRuns;
     private final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
     private final Map<ModelId, ModelMetrics> models = new HashMap<>();
     private final ModelGauges gauges;
@@ -49,6 +53,10 @@ public final class InferenceMetrics {
         this.group = operatorGroup.addGroup(GROUP);
         this.requestsIn = group.counter("requestsIn");
         this.responsesOut = group.counter("responsesOut");
+        this.recordFailures = group.counter("recordFailures");
+        this.deadLetters = group.counter("deadLetters");
+        this.isolatedRequests = group.counter("isolatedRequests");
+        this.isolationRuns = group.counter("isolationRuns");
         this.gauges = gauges;
         group.gauge("queuedRequests", queuedRequests::getAsLong);
         group.gauge("inFlightBatches", inFlightBatches::getAsLong);
@@ -127,6 +135,22 @@ public final class InferenceMetrics {
             }
         }
         c.inc();
+    }
+
+    /** An exception while handling one record, caught and answered with INTERNAL instead of failing the task. */
+    public void recordFailed() {
+        recordFailures.inc();
+    }
+
+    /** A request refused as bad input (or whose handling threw) went to the refusals side output. */
+    public void deadLettered() {
+        deadLetters.inc();
+    }
+
+    /** A failed batch was split: {@code culprits} requests failed alone, at the cost of {@code extraRuns} runs. */
+    public void isolated(int culprits, int extraRuns) {
+        isolatedRequests.inc(culprits);
+        isolationRuns.inc(extraRuns);
     }
 
     /** Records an answered request; {@code error} is null for a success. */

@@ -18,6 +18,17 @@ public record BatchingSettings(
 
     @JsonCreator
     public BatchingSettings {
+        // Checked here, when the repository reads the config, so that a bad value skips the model
+        // with a reason instead of failing the operator at its first request.
+        if (maxQueueDelayMs != null && !(maxQueueDelayMs >= 0 && maxQueueDelayMs < Double.POSITIVE_INFINITY)) {
+            throw new IllegalArgumentException("max_queue_delay_ms must be zero or positive, got " + maxQueueDelayMs);
+        }
+        if (maxEnqueuedBatches != null && maxEnqueuedBatches < 1) {
+            throw new IllegalArgumentException("max_enqueued_batches must be at least 1, got " + maxEnqueuedBatches);
+        }
+        if (preferredBatchSizes != null && preferredBatchSizes.stream().anyMatch(p -> p == null || p < 1)) {
+            throw new IllegalArgumentException("preferred_batch_sizes must be positive, got " + preferredBatchSizes);
+        }
         preferredBatchSizes = preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
     }
 }

@@ -2,8 +2,9 @@ package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
-import io.flinkgpu.inference.validation.ValidationLimits;
+import io.flinkgpu.inference.admission.ValidationLimits;
 import java.time.Duration;
+import org.apache.flink.util.OutputTag;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -25,6 +26,14 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  */
 public final class GpuInference {
     public static final String DEFAULT_UID = "gpu-inference";
+
+    /**
+     * Side output of the inference operator: requests refused as bad input, and records whose
+     * handling threw, each besides its error response (see {@link RefusedRequest}). Read it with
+     * {@code responses.getSideOutput(GpuInference.REFUSED)} to dead-letter them.
+     */
+    public static final OutputTag<RefusedRequest> REFUSED =
+            new OutputTag<>("refused-requests", InferenceTypes.REFUSED) {};
 
     private final InferenceSettings settings;
     private final String name;
@@ -89,7 +98,8 @@ public final class GpuInference {
                     GpuInferenceOptions.EVICTION_TIMEOUT, GpuInferenceOptions.HOST_CACHE_MEMORY,
                     GpuInferenceOptions.WARMUP_WORKERS, GpuInferenceOptions.LOAD_RETRY_INTERVAL,
                     GpuInferenceOptions.LOAD_ROOM_WAIT, GpuInferenceOptions.REPOSITORY_POLL_INTERVAL,
-                    GpuInferenceOptions.MAX_REQUEST_SIZE, GpuInferenceOptions.TENANTS_FILE}) {
+                    GpuInferenceOptions.MAX_REQUEST_SIZE, GpuInferenceOptions.TENANTS_FILE,
+                    GpuInferenceOptions.MAX_ISOLATED_CULPRITS}) {
                 copy(flinkConfig, option);
             }
             return this;

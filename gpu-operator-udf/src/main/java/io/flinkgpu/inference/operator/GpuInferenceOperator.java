@@ -1,12 +1,14 @@
 package io.flinkgpu.inference.operator;
 
+import io.flinkgpu.inference.admission.RequestAdmission;
 import io.flinkgpu.inference.batching.Batch;
-import io.flinkgpu.inference.batching.BatchKey;
 import io.flinkgpu.inference.batching.BatchingConfig;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.device.DeviceLostException;
 import io.flinkgpu.inference.device.GpuExternalResourceDriverFactory;
+import io.flinkgpu.inference.execution.BatchIsolation;
 import io.flinkgpu.inference.metrics.DeviceMetrics;
 import io.flinkgpu.inference.metrics.InferenceMetrics;
 import io.flinkgpu.inference.model.ModelCache;
@@ -14,18 +16,14 @@ import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelLease;
 import io.flinkgpu.inference.model.ModelReloader;
 import io.flinkgpu.inference.model.ModelRepository;
-import io.flinkgpu.inference.model.TensorSpec;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
-import io.flinkgpu.inference.protocol.ProtocolException;
 import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.Timings;
 import io.flinkgpu.inference.qos.LatencyModel;
-import io.flinkgpu.inference.qos.SchedulingConfig;
 import io.flinkgpu.inference.qos.TenantGate;
-import io.flinkgpu.inference.validation.RequestValidator;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -76,7 +74,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     private final transient Ticker ticker = Ticker.SYSTEM;
 
     private transient ModelRepository repository;
-    private transient RequestValidator validator;
+    private transient RequestAdmission admission;
     private transient Device device;
     private transient ModelCache cache;
     private transient ModelReloader reloader;
@@ -88,20 +86,29 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     private transient ListState<InferenceRequest> pendingState;
     private transient List<InferenceRequest> restored;
     private transient InferenceMetrics metrics;
-    private transient TenantGate tenants;
     private transient ListState<String> controlState;
     private transient List<String> restoredControl;
     private transient ModelCommands commands;
 
-    /** A validated, admitted request waiting for, or in, a batch. */
-    record Pending(InferenceRequest request, ModelRepository.ResolvedModel model) {
-        String tenant() {
-            return request.parameters().tenant();
+    /** An admitted request waiting for, or in, a batch. */
+    record Pending(RequestAdmission.Admitted admitted) {
+        InferenceRequest request() {
+            return admitted.request();
+        }
+
+        ModelRepository.ResolvedModel model() {
+            return admitted.model();
         }
     }
 
     /** A batch handed to an execution thread, with the latency model's prediction for it. */
     private record Executing(Batch<Pending> batch, long predictedNanos) {}
+
+    /**
+     * What an execution thread hands back: a response per request, whether the batch ran in one
+     * piece (only then does its time feed the latency model), or a fault that must fail the task.
+     */
+    private record Outcome(List<InferenceResponse> responses, boolean ranWhole, Throwable fatal) {}
 
     public GpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters, InferenceSettings settings) {
         super(parameters);
@@ -133,7 +140,6 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         super.open();
         int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         repository = ModelRepository.open(Path.of(settings.modelRepository()));
-        validator = new RequestValidator(repository, settings.limits());
         device = settings.createDevice(subtask, assignedGpus());
         DeviceMetrics deviceMetrics = new DeviceMetrics(getMetricGroup(), device);
         cache = settings.createCache(device, deviceMetrics);
@@ -145,7 +151,9 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         commands.registerMetrics(getMetricGroup());
         commands.restore(restoredControl);
         restoredControl.clear();
-        tenants = new TenantGate(settings.tenants());
+        admission = new RequestAdmission(repository, settings.limits(),
+                config -> settings.batchingFor(config).maxBatchSize(), GpuInferenceOptions.MAX_BATCH_SIZE.key(),
+                new TenantGate(settings.tenants()), ticker::nanos);
         batcher = new DynamicBatcher<>(
                 id -> {
                     BatchingConfig effective = settings.batchingFor(repository.resolveConfig(id));
@@ -154,7 +162,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
                     return effective;
                 },
                 id -> repository.resolveConfig(id).scheduling(),
-                tenants::weight,
+                admission::tenantWeight,
                 ticker);
         executing = new LinkedHashMap<>();
         timerAtMillis = Long.MAX_VALUE;
@@ -185,7 +193,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         if (!restored.isEmpty()) {
             LOG.info("Re-queueing {} requests restored from the last checkpoint", restored.size());
             for (InferenceRequest r : restored) {
-                accept(r);
+                acceptGuarded(r);
             }
             restored.clear();
             dispatch();
@@ -225,7 +233,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         while (batcher.isBackpressured() && !executing.isEmpty()) {
             mailbox.yield();
         }
-        accept(request);
+        acceptGuarded(request);
         dispatch();
     }
 
@@ -237,86 +245,87 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         commands.offer(record);
     }
 
-    private void accept(InferenceRequest request) {
-        RequestValidator.Validated v;
-        try {
-            v = validator.check(request);
-        } catch (ProtocolException e) {
-            metrics.requestIn(null);
-            emit(InferenceResponse.failure(request.id(), request.modelName(), request.modelVersion(), e.toError(),
-                    Timings.NONE), null);
-            return;
-        }
-        ModelId id = v.model().id();
-        metrics.requestIn(id);
-        InferenceRequest r = v.request();
-        metrics.tenantRequestIn(id, r.parameters().tenant());
-        long now = ticker.nanos();
-        ErrorCode refused = tenants.admit(r.parameters().tenant(), r.modelName(), now);
-        if (refused != null) {
-            emit(InferenceResponse.failure(r, refused, refused == ErrorCode.FORBIDDEN_MODEL
-                    ? "tenant '" + r.parameters().tenant() + "' may not use model '" + r.modelName() + "'"
-                    : "tenant '" + r.parameters().tenant() + "' is over its rate or in-flight limit"), id);
-            return;
-        }
-        SchedulingConfig scheduling = v.model().config().scheduling();
-        long deadline = deadlineNanos(r, scheduling, now);
-        int level = batcher.levelFor(id, r.parameters().priority());
-        DynamicBatcher.Admission admission = batcher.offer(new BatchKey(id, shapeSignature(v)), new Pending(r, v.model()),
-                r.batchSize(), new DynamicBatcher.Request(level, r.parameters().tenant(), deadline));
-        if (admission != DynamicBatcher.Admission.ACCEPTED) {
-            tenants.release(r.parameters().tenant());
-            emit(admission == DynamicBatcher.Admission.QUEUE_FULL
-                    ? InferenceResponse.failure(r, ErrorCode.QUEUE_FULL, "priority level " + level + " of model '"
-                            + id + "' has " + scheduling.level(level).maxQueueSize() + " requests queued")
-                    : InferenceResponse.failure(r, ErrorCode.DEADLINE_INFEASIBLE, deadline <= ticker.nanos()
-                            ? "the deadline passed before the request was queued"
-                            : "predicted run time " + batcher.latencyModel(id).predictNanos(r.batchSize()) / 1000
-                                    + " us exceeds the " + (deadline - now) / 1000 + " us left to the deadline"), id);
-        }
-    }
-
     /**
-     * The request's deadline on the ticker's clock: arrival plus the model's default timeout,
-     * shortened (never extended, unless the config allows it) by the request's {@code timeout_ms}
-     * and by an absolute {@code deadline_unix_ms}.
+     * The last line of defence: nothing that one record does may fail the task. An exception
+     * while admitting or queueing it becomes an INTERNAL error response and a refusal carrying
+     * the exception; only faults of the infrastructure (device lost, out of memory) propagate.
      */
-    static long deadlineNanos(InferenceRequest r, SchedulingConfig scheduling, long nowNanos) {
-        long defaultTimeoutMs = scheduling.defaultTimeoutMs();
-        long byDefault = defaultTimeoutMs > 0 ? nowNanos + defaultTimeoutMs * 1_000_000 : Long.MAX_VALUE;
-        long requested = Long.MAX_VALUE;
-        if (r.parameters().timeoutMs() > 0) {
-            requested = nowNanos + r.parameters().timeoutMs() * 1_000_000;
+    private void acceptGuarded(InferenceRequest request) {
+        try {
+            accept(request);
+        } catch (RuntimeException e) {
+            if (isInfrastructureFault(e)) {
+                throw e;
+            }
+            recordFailed(request, e);
         }
-        if (r.parameters().deadlineEpochMs() > 0) {
-            long leftMs = r.parameters().deadlineEpochMs() - System.currentTimeMillis();
-            requested = Math.min(requested, nowNanos + leftMs * 1_000_000);
-        }
-        if (requested == Long.MAX_VALUE) {
-            return byDefault;
-        }
-        return scheduling.allowTimeoutOverride() ? requested : Math.min(requested, byDefault);
     }
 
-    /** Non-batch dimensions of every input, in config order: requests sharing them stack. */
-    private static String shapeSignature(RequestValidator.Validated v) {
-        boolean variable = false;
-        for (TensorSpec spec : v.model().config().inputs()) {
-            variable |= spec.hasVariableDimension();
+    /** Admits and queues one request, or answers it with its refusal (protected for fault-injection tests). */
+    protected void accept(InferenceRequest request) {
+        RequestAdmission.Decision decision = admission.admit(request);
+        if (decision instanceof RequestAdmission.Refused refused) {
+            metrics.requestIn(refused.model());
+            refuse(refused);
+            return;
         }
-        if (!variable) {
-            return "";
+        RequestAdmission.Admitted a = (RequestAdmission.Admitted) decision;
+        ModelId id = a.model().id();
+        metrics.requestIn(id);
+        metrics.tenantRequestIn(id, a.tenant());
+        DynamicBatcher.Admission queued;
+        try {
+            queued = batcher.offer(a.key(), new Pending(a), a.samples(), a.scheduling());
+        } catch (RuntimeException e) {
+            admission.release(a);
+            throw e;
         }
-        StringBuilder sb = new StringBuilder();
-        for (TensorSpec spec : v.model().config().inputs()) {
-            long[] shape = v.request().input(spec.name()).shape();
-            sb.append('[');
-            for (int i = 1; i < shape.length; i++) {
-                sb.append(i > 1 ? "," : "").append(shape[i]);
+        if (queued != DynamicBatcher.Admission.ACCEPTED) {
+            refuse(admission.refuseQueued(a, queued, a.model().config().scheduling().level(a.level()).maxQueueSize(),
+                    batcher.latencyModel(id).predictNanos(a.samples())));
+        }
+    }
+
+    /** Answers a refused request; bad input also goes to the refusals side output. */
+    private void refuse(RequestAdmission.Refused refused) {
+        InferenceRequest r = refused.request();
+        emit(InferenceResponse.failure(r.id(), r.modelName(), r.modelVersion(), refused.error(), Timings.NONE),
+                refused.model());
+        if (refused.badInput()) {
+            metrics.deadLettered();
+            output.collect(GpuInference.REFUSED, new StreamRecord<>(refusal(r, refused.code(),
+                    refused.error().message())));
+        }
+    }
+
+    private void recordFailed(InferenceRequest request, RuntimeException e) {
+        LOG.warn("Handling request {} of model '{}' failed; answering INTERNAL", request.id(), request.modelName(), e);
+        metrics.recordFailed();
+        String reason = e.getClass().getName() + ": " + e.getMessage();
+        emit(InferenceResponse.failure(request.id(), request.modelName(), request.modelVersion(),
+                new InferenceError(ErrorCode.INTERNAL, reason), Timings.NONE), null);
+        metrics.deadLettered();
+        output.collect(GpuInference.REFUSED, new StreamRecord<>(refusal(request, ErrorCode.INTERNAL, reason)));
+    }
+
+    private static RefusedRequest refusal(InferenceRequest r, ErrorCode code, String reason) {
+        byte[] encoded;
+        try {
+            encoded = CodecSerializer.CODEC.encodeRequest(r);
+        } catch (RuntimeException e) {
+            encoded = null;
+        }
+        return new RefusedRequest(code, reason, r.id(), r.modelName(), r.parameters().origin(), encoded);
+    }
+
+    /** Faults that a restart may cure and a record cannot cause: they fail the task. */
+    static boolean isInfrastructureFault(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof DeviceLostException || t instanceof VirtualMachineError) {
+                return true;
             }
-            sb.append(']');
         }
-        return sb.toString();
+        return false;
     }
 
     /** Starts ready batches while execution threads are free; arms a timer for the next one. */
@@ -337,7 +346,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     private void emitExpired() {
         for (Batch.Queued<Pending> q : batcher.takeExpired()) {
             InferenceRequest r = q.item().request();
-            tenants.release(q.item().tenant());
+            admission.release(q.item().admitted());
             double waitedMs = (ticker.nanos() - q.enqueuedNanos()) / 1e6;
             emit(InferenceResponse.failure(r.id(), r.modelName(), r.modelVersion(), new InferenceError(ErrorCode.TIMEOUT,
                     String.format("deadline passed after %.1f ms in the queue", waitedMs)),
@@ -368,52 +377,64 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
         executing.put(seq, new Executing(batch, batcher.latencyModel(batch.key().model()).predictNanos(batch.samples())));
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
-            List<InferenceResponse> responses = execute(batch, dispatchedNanos);
-            mailbox.execute(() -> complete(seq, batch, responses), "gpu-inference batch results");
+            Outcome outcome = execute(batch, dispatchedNanos);
+            mailbox.execute(() -> complete(seq, batch, outcome), "gpu-inference batch results");
         });
     }
 
-    /** Runs on an execution thread. Never throws: failures become error responses. */
-    private List<InferenceResponse> execute(Batch<Pending> batch, long dispatchedNanos) {
+    /** Runs on an execution thread. Never throws: failures become error responses or a fatal outcome. */
+    private Outcome execute(Batch<Pending> batch, long dispatchedNanos) {
         List<Pending> items = batch.items();
         ModelRepository.ResolvedModel model = items.get(0).model();
         long started = ticker.nanos();
-        List<List<Tensor>> outputs = null;
-        InferenceError error = null;
+        int n = items.size();
+        List<List<Tensor>> outputs = new ArrayList<>(java.util.Collections.nCopies(n, null));
+        InferenceError[] errors = new InferenceError[n];
+        boolean ranWhole = false;
         try {
-            List<InferenceRequest> requests = new ArrayList<>(items.size());
+            List<InferenceRequest> requests = new ArrayList<>(n);
             for (Pending p : items) {
                 requests.add(p.request());
             }
             // The lease keeps the model on the device (never evicted) while this batch runs.
             try (ModelLease lease = cache.acquire(model)) {
-                outputs = lease.model().run(requests);
+                ranWhole = new BatchIsolation(lease.model()::run, settings.maxIsolatedCulprits())
+                        .run(requests, outputs, errors, metrics::isolated);
             }
         } catch (ModelCache.ModelLoadException e) {
-            error = new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage());
-        } catch (Exception | LinkageError e) {
-            error = new InferenceError(ErrorCode.INFERENCE_FAILED, String.valueOf(e.getMessage()));
+            java.util.Arrays.fill(errors, new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage()));
+        } catch (Throwable e) {
+            if (isInfrastructureFault(e)) {
+                return new Outcome(List.of(), false, e);
+            }
+            java.util.Arrays.fill(errors, new InferenceError(ErrorCode.INFERENCE_FAILED,
+                    e.getClass().getSimpleName() + ": " + e.getMessage()));
         }
         double inferenceMs = (ticker.nanos() - started) / 1e6;
-        List<InferenceResponse> responses = new ArrayList<>(items.size());
-        for (int i = 0; i < items.size(); i++) {
+        List<InferenceResponse> responses = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
             InferenceRequest r = items.get(i).request();
             Timings timings = new Timings((dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6,
                     inferenceMs, batch.samples());
-            responses.add(error == null
+            responses.add(errors[i] == null
                     ? InferenceResponse.success(r.id(), r.modelName(), model.id().version(), outputs.get(i), timings)
-                    : InferenceResponse.failure(r.id(), r.modelName(), model.id().version(), error, timings));
+                    : InferenceResponse.failure(r.id(), r.modelName(), model.id().version(), errors[i], timings));
         }
-        return responses;
+        return new Outcome(responses, ranWhole, null);
     }
 
-    private void complete(long seq, Batch<Pending> batch, List<InferenceResponse> responses) {
+    private void complete(long seq, Batch<Pending> batch, Outcome outcome) throws Exception {
+        if (outcome.fatal() != null) {
+            // Device lost or out of memory: the task restarts and re-runs the batch from its checkpoint.
+            throw new Exception("inference failed for a reason no request caused", outcome.fatal());
+        }
         Executing done = executing.remove(seq);
         ModelId id = batch.key().model();
+        List<InferenceResponse> responses = outcome.responses();
         if (!responses.isEmpty()) {
             double inferenceMs = responses.get(0).timings().inferenceMs();
             metrics.batchCompleted(id, batch.samples(), inferenceMs);
-            if (!responses.get(0).isError()) {
+            if (outcome.ranWhole()) {
                 long actual = Math.round(inferenceMs * 1e6);
                 if (batcher.latencyModel(id).hasData()) {
                     metrics.predicted(id, done.predictedNanos(), actual);
@@ -422,7 +443,7 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
             }
         }
         for (int i = 0; i < responses.size(); i++) {
-            tenants.release(batch.entries().get(i).item().tenant());
+            admission.release(batch.entries().get(i).item().admitted());
             metrics.queued(id, responses.get(i).timings().queueMs());
             emit(responses.get(i), id);
         }

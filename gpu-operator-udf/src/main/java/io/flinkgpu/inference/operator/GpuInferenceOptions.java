@@ -2,7 +2,7 @@ package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.batching.BatchingConfig;
 import io.flinkgpu.inference.model.ModelCacheSettings;
-import io.flinkgpu.inference.validation.ValidationLimits;
+import io.flinkgpu.inference.admission.ValidationLimits;
 import java.time.Duration;
 import java.util.List;
 import org.apache.flink.configuration.ConfigOption;
@@ -77,7 +77,19 @@ public final class GpuInferenceOptions {
     public static final ConfigOption<MemorySize> MAX_REQUEST_SIZE = ConfigOptions.key("inference.validation.max-request-size")
             .memoryType()
             .defaultValue(new MemorySize(ValidationLimits.DEFAULT_MAX_REQUEST_BYTES))
-            .withDescription("Encoded request size at most; larger requests are rejected with TENSOR_TOO_LARGE.");
+            .withDescription("Encoded request size at most; larger requests are rejected with TENSOR_TOO_LARGE. "
+                    + "The default equals the default inference.kafka.max-record-size and Kafka's default "
+                    + "max.message.bytes (1 MiB): raise them together.");
+
+    public static final ConfigOption<Integer> MAX_ISOLATED_CULPRITS =
+            ConfigOptions.key("inference.execution.max-isolated-culprits")
+                    .intType()
+                    .defaultValue(2)
+                    .withDescription("When ONNX Runtime fails a batch, the batch is split and the halves retried until "
+                            + "the failing requests are found, so that the other requests of the batch are still "
+                            + "answered. This bounds the extra runs to about 2*log2(batch size) per culprit for this "
+                            + "many culprits; requests not isolated within that budget get INFERENCE_FAILED. "
+                            + "0 fails the whole batch.");
 
     // ---- request QoS ---------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import io.flinkgpu.inference.model.BatchingSettings;
 import io.flinkgpu.inference.model.ModelCache;
 import io.flinkgpu.inference.model.ModelCacheSettings;
 import io.flinkgpu.inference.model.ModelConfig;
-import io.flinkgpu.inference.validation.ValidationLimits;
+import io.flinkgpu.inference.admission.ValidationLimits;
 import io.flinkgpu.inference.qos.TenantRegistry;
 import java.io.Serializable;
 import java.nio.file.Files;
@@ -25,7 +25,8 @@ public record InferenceSettings(
         ModelCacheSettings cache,
         Duration repositoryPollInterval,
         ValidationLimits limits,
-        String tenantsFile) implements Serializable {
+        String tenantsFile,
+        int maxIsolatedCulprits) implements Serializable {
 
     public InferenceSettings {
         if (executionThreads < 1) {
@@ -65,7 +66,8 @@ public record InferenceSettings(
                 config.get(GpuInferenceOptions.REPOSITORY_POLL_INTERVAL),
                 new ValidationLimits(config.get(GpuInferenceOptions.MAX_TENSOR_ELEMENTS),
                         config.get(GpuInferenceOptions.MAX_REQUEST_SIZE).getBytes()),
-                config.get(GpuInferenceOptions.TENANTS_FILE));
+                config.get(GpuInferenceOptions.TENANTS_FILE),
+                config.get(GpuInferenceOptions.MAX_ISOLATED_CULPRITS));
     }
 
     /** The tenants: the configured file, else {@code tenants.json} in the repository, else unlimited. */

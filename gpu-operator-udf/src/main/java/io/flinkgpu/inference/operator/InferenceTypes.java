@@ -7,7 +7,7 @@ import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
-/** Flink type information for requests and responses, backed by {@link CodecSerializer}. */
+/** Flink type information for requests, responses and refusals; requests and responses backed by {@link CodecSerializer}. */
 public final class InferenceTypes {
     private InferenceTypes() {}
 
@@ -15,6 +15,8 @@ public final class InferenceTypes {
             new CodecTypeInfo<>(InferenceRequest.class, CodecSerializer.RequestSerializer.INSTANCE);
     public static final TypeInformation<InferenceResponse> RESPONSE =
             new CodecTypeInfo<>(InferenceResponse.class, CodecSerializer.ResponseSerializer.INSTANCE);
+    /** A record: Flink serializes it as a POJO, without Kryo. */
+    public static final TypeInformation<RefusedRequest> REFUSED = TypeInformation.of(RefusedRequest.class);
 
     static final class CodecTypeInfo<T> extends TypeInformation<T> {
         private final Class<T> type;

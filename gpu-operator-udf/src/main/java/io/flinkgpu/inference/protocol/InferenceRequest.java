@@ -66,6 +66,11 @@ public final class InferenceRequest implements Serializable {
         return new InferenceRequest(id, modelName, version, inputs, parameters);
     }
 
+    /** The same request with other parameters. */
+    public InferenceRequest withParameters(RequestParameters newParameters) {
+        return new InferenceRequest(id, modelName, modelVersion, inputs, newParameters);
+    }
+
     @Override
     public boolean equals(Object o) {
         if (this == o) {

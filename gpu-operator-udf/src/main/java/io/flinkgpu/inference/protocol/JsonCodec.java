@@ -92,18 +92,24 @@ public class JsonCodec implements WireCodec {
 
     static InferenceRequest parseRequest(JsonNode root, BinaryTail tail) throws ProtocolException {
         String id = requiredText(root, "id", MAX_ID_LENGTH);
-        String model = requiredText(root, "model_name", MAX_NAME_LENGTH);
-        String version = optionalText(root, "model_version", MAX_NAME_LENGTH);
-        RequestParameters parameters = parseParameters(root.get("parameters"));
-        JsonNode inputsNode = root.get("inputs");
-        if (inputsNode == null || inputsNode.isNull()) {
-            throw new ProtocolException(ErrorCode.MISSING_FIELD, "missing field 'inputs'");
+        String model = null;
+        try {
+            // From here on a failure names the request, so that its caller can be answered.
+            model = requiredText(root, "model_name", MAX_NAME_LENGTH);
+            String version = optionalText(root, "model_version", MAX_NAME_LENGTH);
+            RequestParameters parameters = parseParameters(root.get("parameters"));
+            JsonNode inputsNode = root.get("inputs");
+            if (inputsNode == null || inputsNode.isNull()) {
+                throw new ProtocolException(ErrorCode.MISSING_FIELD, "missing field 'inputs'");
+            }
+            if (!inputsNode.isArray() || inputsNode.isEmpty()) {
+                throw new ProtocolException(ErrorCode.INVALID_FIELD, "'inputs' must be a non-empty array");
+            }
+            List<Tensor> inputs = parseTensors(inputsNode, "inputs", tail);
+            return new InferenceRequest(id, model, version, inputs, parameters);
+        } catch (ProtocolException e) {
+            throw e.forRequest(id, model);
         }
-        if (!inputsNode.isArray() || inputsNode.isEmpty()) {
-            throw new ProtocolException(ErrorCode.INVALID_FIELD, "'inputs' must be a non-empty array");
-        }
-        List<Tensor> inputs = parseTensors(inputsNode, "inputs", tail);
-        return new InferenceRequest(id, model, version, inputs, parameters);
     }
 
     static InferenceResponse parseResponse(JsonNode root, BinaryTail tail) throws ProtocolException {
@@ -170,7 +176,8 @@ public class JsonCodec implements WireCodec {
             }
             tenant = tn.textValue();
         }
-        return new RequestParameters(priority, timeout, tenant, deadline);
+        String origin = optionalText(node, "origin", MAX_NAME_LENGTH);
+        return new RequestParameters(priority, timeout, tenant, deadline, origin);
     }
 
     private static List<Tensor> parseTensors(JsonNode array, String field, BinaryTail tail) throws ProtocolException {
@@ -406,6 +413,9 @@ public class JsonCodec implements WireCodec {
                 g.writeNumberField("deadline_unix_ms", p.deadlineEpochMs());
             }
             g.writeStringField("tenant", p.tenant());
+            if (p.origin() != null) {
+                g.writeStringField("origin", p.origin());
+            }
             g.writeEndObject();
         }
         g.writeArrayFieldStart("inputs");

@@ -1,5 +1,7 @@
 package io.flinkgpu.inference.operator;
 
+import io.flinkgpu.inference.admission.RequestAdmission;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinkgpu.inference.protocol.InferenceRequest;
@@ -27,24 +29,24 @@ class DeadlineTest {
 
     @Test
     void defaultTimeoutAppliesWhenTheRequestAsksNothing() {
-        assertThat(GpuInferenceOperator.deadlineNanos(request(0, 0), timeout(200, false), NOW)).isEqualTo(NOW + 200 * MS);
-        assertThat(GpuInferenceOperator.deadlineNanos(request(0, 0), timeout(0, false), NOW)).isEqualTo(Long.MAX_VALUE);
+        assertThat(RequestAdmission.deadlineNanos(request(0, 0), timeout(200, false), NOW)).isEqualTo(NOW + 200 * MS);
+        assertThat(RequestAdmission.deadlineNanos(request(0, 0), timeout(0, false), NOW)).isEqualTo(Long.MAX_VALUE);
     }
 
     @Test
     void requestMayShortenButNotExtendTheDefault() {
-        assertThat(GpuInferenceOperator.deadlineNanos(request(50, 0), timeout(200, false), NOW)).isEqualTo(NOW + 50 * MS);
-        assertThat(GpuInferenceOperator.deadlineNanos(request(500, 0), timeout(200, false), NOW)).isEqualTo(NOW + 200 * MS);
+        assertThat(RequestAdmission.deadlineNanos(request(50, 0), timeout(200, false), NOW)).isEqualTo(NOW + 50 * MS);
+        assertThat(RequestAdmission.deadlineNanos(request(500, 0), timeout(200, false), NOW)).isEqualTo(NOW + 200 * MS);
     }
 
     @Test
     void configMayAllowExtendingTheDefault() {
-        assertThat(GpuInferenceOperator.deadlineNanos(request(500, 0), timeout(200, true), NOW)).isEqualTo(NOW + 500 * MS);
+        assertThat(RequestAdmission.deadlineNanos(request(500, 0), timeout(200, true), NOW)).isEqualTo(NOW + 500 * MS);
     }
 
     @Test
     void absoluteDeadlineCountsWhenEarlier() {
-        long deadline = GpuInferenceOperator.deadlineNanos(
+        long deadline = RequestAdmission.deadlineNanos(
                 request(1000, System.currentTimeMillis() + 100), timeout(0, false), NOW);
         assertThat(deadline).isBetween(NOW + 50 * MS, NOW + 100 * MS);
     }

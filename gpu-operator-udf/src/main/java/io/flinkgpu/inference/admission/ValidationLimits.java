@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.validation;
+package io.flinkgpu.inference.admission;
 
 import java.io.Serializable;
 
@@ -10,7 +10,7 @@ import java.io.Serializable;
  */
 public record ValidationLimits(long maxTensorElements, long maxRequestBytes) implements Serializable {
     public static final long DEFAULT_MAX_TENSOR_ELEMENTS = 16L * 1024 * 1024;
-    public static final long DEFAULT_MAX_REQUEST_BYTES = 64L * 1024 * 1024;
+    public static final long DEFAULT_MAX_REQUEST_BYTES = 1024L * 1024;
     public static final ValidationLimits DEFAULTS =
             new ValidationLimits(DEFAULT_MAX_TENSOR_ELEMENTS, DEFAULT_MAX_REQUEST_BYTES);
 

@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.validation;
+package io.flinkgpu.inference.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -11,6 +11,9 @@ import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.ProtocolException;
 import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.protocol.WireFormat;
+import io.flinkgpu.inference.qos.TenantGate;
+import io.flinkgpu.inference.qos.TenantRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -18,16 +21,16 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class RequestValidatorTest {
+class RequestAdmissionTest {
     static final Path MODELS = Path.of("src/test/resources/models");
 
     private static ModelRepository repository;
-    private static RequestValidator validator;
+    private static RequestAdmission validator;
 
     @BeforeAll
     static void openRepository() {
         repository = ModelRepository.open(MODELS);
-        validator = new RequestValidator(repository, ValidationLimits.DEFAULTS);
+        validator = new RequestAdmission(repository, ValidationLimits.DEFAULTS);
     }
 
     private static InferenceRequest request(String model, String version, Tensor... inputs) {
@@ -42,7 +45,7 @@ class RequestValidatorTest {
         return Tensor.ofFloats(name, shape, values);
     }
 
-    private static ErrorCode rejection(RequestValidator v, InferenceRequest request) {
+    private static ErrorCode rejection(RequestAdmission v, InferenceRequest request) {
         ProtocolException e = catchThrowableOfType(ProtocolException.class, () -> v.validate(request));
         assertThat(e).as("validation of %s must fail", request).isNotNull();
         assertThat(e.getMessage()).isNotBlank();
@@ -59,7 +62,7 @@ class RequestValidatorTest {
     void validRequestWithoutVersionIsPinnedToTheOnlyVersion() throws Exception {
         InferenceRequest r = request("echo-fp32", null, floats("x", new long[] {2, 3}, 6));
 
-        RequestValidator.Validated v = validator.check(r);
+        RequestAdmission.Validated v = validator.check(r);
 
         assertThat(v.request().modelVersion()).isEqualTo("1");
         assertThat(v.request().inputs()).isEqualTo(r.inputs());
@@ -75,7 +78,7 @@ class RequestValidatorTest {
             Files.createDirectories(model.resolve(version));
             Files.copy(MODELS.resolve("echo-fp32/1/model.onnx"), model.resolve(version).resolve("model.onnx"));
         }
-        RequestValidator v = new RequestValidator(ModelRepository.open(temp), ValidationLimits.DEFAULTS);
+        RequestAdmission v = new RequestAdmission(ModelRepository.open(temp), ValidationLimits.DEFAULTS);
 
         InferenceRequest pinned = v.validate(request("echo-fp32", null, floats("x", new long[] {1, 3}, 3)));
         InferenceRequest explicit = v.validate(request("echo-fp32", "2", floats("x", new long[] {1, 3}, 3)));
@@ -189,7 +192,7 @@ class RequestValidatorTest {
 
     @Test
     void tensorOverTheElementLimitIsRejected() throws Exception {
-        RequestValidator small = new RequestValidator(repository, new ValidationLimits(6, 1024));
+        RequestAdmission small = new RequestAdmission(repository, new ValidationLimits(6, 1024));
 
         assertThat(small.validate(request("echo-fp32", null, floats("x", new long[] {2, 3}, 6))))
                 .as("exactly at the limit").isNotNull();
@@ -198,13 +201,86 @@ class RequestValidatorTest {
     }
 
     @Test
-    void payloadOverTheByteLimitIsRejected() throws Exception {
-        RequestValidator small = new RequestValidator(repository, new ValidationLimits(100, 1024));
+    void payloadOverTheByteLimitIsRejectedBeforeDecodingAndNamesTheOption() {
+        ValidationLimits limits = new ValidationLimits(100, 1024);
+        byte[] key = "k-1".getBytes(java.nio.charset.StandardCharsets.UTF_8);
 
-        small.checkPayloadSize(1024);
-        ProtocolException e = catchThrowableOfType(ProtocolException.class, () -> small.checkPayloadSize(1025));
-        assertThat(e).isNotNull();
-        assertThat(e.code()).isEqualTo(ErrorCode.TENSOR_TOO_LARGE);
+        RequestAdmission.Decoded fits = RequestAdmission.decode(new byte[1024], key, WireFormat.JSON, limits);
+        assertThat(fits.error().code()).as("1024 bytes are decoded (and fail as JSON)")
+                .isEqualTo(ErrorCode.MALFORMED_PAYLOAD);
+        RequestAdmission.Decoded over = RequestAdmission.decode(new byte[1025], key, WireFormat.JSON, limits);
+        assertThat(over.error().code()).isEqualTo(ErrorCode.TENSOR_TOO_LARGE);
+        assertThat(over.error().getMessage()).contains("inference.validation.max-request-size");
+        assertThat(over.requestId()).as("the Kafka key names the request").isEqualTo("k-1");
+    }
+
+    @Test
+    void aRequestWithAnInvalidParameterKeepsItsIdSoThatItsCallerIsAnswered() {
+        byte[] json = ("{\"id\":\"neg-timeout\",\"model_name\":\"echo-fp32\",\"parameters\":{\"timeout_ms\":-5},"
+                + "\"inputs\":[{\"name\":\"x\",\"shape\":[1,3],\"datatype\":\"FP32\",\"data\":[1,2,3]}]}")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        RequestAdmission.Decoded d = RequestAdmission.decode(json, null, WireFormat.JSON, ValidationLimits.DEFAULTS);
+        assertThat(d.ok()).isFalse();
+        assertThat(d.error().code()).isEqualTo(ErrorCode.INVALID_FIELD);
+        assertThat(d.requestId()).isEqualTo("neg-timeout");
+        assertThat(d.modelName()).isEqualTo("echo-fp32");
+    }
+
+    @Test
+    void theEffectiveBatchLimitIsTheSmallerOfTheModelsAndTheOperatorsAndTheRefusalSaysWhich() {
+        // echo-fp32 allows more samples than this operator batches
+        int modelMax = repository.model("echo-fp32").orElseThrow().config().maxBatchSize();
+        int operatorMax = modelMax / 2;
+        RequestAdmission admission = new RequestAdmission(repository, ValidationLimits.DEFAULTS, c -> operatorMax,
+                "inference.batching.max-batch-size", new TenantGate(TenantRegistry.unlimited()), System::nanoTime);
+
+        RequestAdmission.Decision fits = admission.admit(
+                request("echo-fp32", null, floats("x", new long[] {operatorMax, 3}, operatorMax * 3)));
+        assertThat(fits).isInstanceOf(RequestAdmission.Admitted.class);
+        assertThat(((RequestAdmission.Admitted) fits).samples()).isEqualTo(operatorMax);
+
+        RequestAdmission.Decision over = admission.admit(
+                request("echo-fp32", null, floats("x", new long[] {operatorMax + 1, 3}, (operatorMax + 1) * 3)));
+        assertThat(over).isInstanceOfSatisfying(RequestAdmission.Refused.class, r -> {
+            assertThat(r.code()).isEqualTo(ErrorCode.BATCH_TOO_LARGE);
+            assertThat(r.badInput()).isTrue();
+            assertThat(r.error().message()).contains("inference.batching.max-batch-size").contains("max_batch_size");
+        });
+
+        RequestAdmission.Decision overModel = admission.admit(
+                request("echo-fp32", null, floats("x", new long[] {modelMax + 1, 3}, (modelMax + 1) * 3)));
+        assertThat(((RequestAdmission.Refused) overModel).error().message()).contains("the model's max_batch_size");
+    }
+
+    @Test
+    void anAdmittedRequestCarriesItsLevelQueueAndDeadline() {
+        RequestAdmission admission = new RequestAdmission(repository, ValidationLimits.DEFAULTS);
+        InferenceRequest r = new InferenceRequest("q", "echo-fp32", null, List.of(floats("x", new long[] {2, 3}, 6)),
+                new RequestParameters(0, 250, "team-a"));
+        RequestAdmission.Admitted a = (RequestAdmission.Admitted) admission.admit(r);
+        var scheduling = repository.model("echo-fp32").orElseThrow().config().scheduling();
+        assertThat(a.level()).isEqualTo(scheduling.defaultPriority());
+        assertThat(a.tenant()).isEqualTo("team-a");
+        assertThat(a.key().model()).isEqualTo(new ModelId("echo-fp32", "1"));
+        assertThat(a.request().modelVersion()).isEqualTo("1");
+        assertThat(a.deadlineNanos()).isNotEqualTo(Long.MAX_VALUE);
+        assertThat(a.scheduling().level()).isEqualTo(a.level());
+    }
+
+    @Test
+    void aTenantOverItsQuotaIsRefusedButNotAsBadInput() throws Exception {
+        Path tenants = Files.createTempFile("tenants", ".json");
+        Files.writeString(tenants, "{\"tenants\": [{\"name\": \"small\", \"max_in_flight\": 1}]}");
+        RequestAdmission admission = new RequestAdmission(repository, ValidationLimits.DEFAULTS, c -> 64, "",
+                new TenantGate(TenantRegistry.load(tenants)), System::nanoTime);
+        InferenceRequest r = new InferenceRequest("t", "echo-fp32", null, List.of(floats("x", new long[] {1, 3}, 3)),
+                new RequestParameters(0, 0, "small"));
+        RequestAdmission.Admitted first = (RequestAdmission.Admitted) admission.admit(r);
+        RequestAdmission.Refused second = (RequestAdmission.Refused) admission.admit(r);
+        assertThat(second.code()).isEqualTo(ErrorCode.QUOTA_EXCEEDED);
+        assertThat(second.badInput()).isFalse();
+        admission.release(first);
+        assertThat(admission.admit(r)).isInstanceOf(RequestAdmission.Admitted.class);
     }
 
     @Test
@@ -242,7 +318,7 @@ class RequestValidatorTest {
         String config = Files.readString(MODELS.resolve("echo-fp32/config.json"));
         assertThat(config).contains("\"allow_nan\": false");
         Files.writeString(model.resolve("config.json"), config.replace("\"allow_nan\": false", "\"allow_nan\": true"));
-        RequestValidator lenient = new RequestValidator(ModelRepository.open(temp), ValidationLimits.DEFAULTS);
+        RequestAdmission lenient = new RequestAdmission(ModelRepository.open(temp), ValidationLimits.DEFAULTS);
 
         InferenceRequest r = request("echo-fp32", null, Tensor.ofFloats("x", new long[] {1, 3}, Float.NaN,
                 Float.POSITIVE_INFINITY, 0f));
