@@ -3,9 +3,11 @@ package io.flinkgpu.job.local;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -50,6 +52,18 @@ public final class LocalDefault implements Callable<Integer> {
     @Option(names = "-D", description = "Any Flink or inference option, e.g. -Dinference.batching.max-batch-size=8")
     java.util.Map<String, String> flinkOptions = new java.util.HashMap<>();
 
+    /** Where the start banner, the summary lines and the final count go. */
+    private final PrintStream out;
+
+    public LocalDefault() {
+        this(System.out);
+    }
+
+    /** Prints the banner, the live summary and the final count to {@code out} instead of standard output. */
+    public LocalDefault(PrintStream out) {
+        this.out = Objects.requireNonNull(out, "out");
+    }
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new LocalDefault()).execute(args));
     }
@@ -58,7 +72,7 @@ public final class LocalDefault implements Callable<Integer> {
     public Integer call() throws Exception {
         Path root = FashionMnist.findRoot();
         FashionMnist data = FashionMnist.load(root);
-        System.out.println("Starting the embedded Kafka broker (KRaft) ...");
+        out.println("Starting the embedded Kafka broker (KRaft) ...");
         try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
             Configuration config = Configuration.fromMap(flinkOptions);
             String requests = config.get(InferenceJobOptions.REQUESTS_TOPIC);
@@ -83,25 +97,25 @@ public final class LocalDefault implements Callable<Integer> {
             InferenceJob.build(env, config);
             JobClient job = env.executeAsync("flink-gpu-inference (local default)");
 
-            System.out.println();
-            System.out.println("  Flink web UI      http://localhost:" + webPort);
+            out.println();
+            out.println("  Flink web UI      http://localhost:" + webPort);
             if (prometheusPort > 0) {
-                System.out.println("  Prometheus        http://localhost:" + prometheusPort + "/metrics");
+                out.println("  Prometheus        http://localhost:" + prometheusPort + "/metrics");
             }
-            System.out.println("  Kafka bootstrap   " + kafka.bootstrapServers());
-            System.out.println("  Topics            requests: " + requests + "  responses: " + responses
+            out.println("  Kafka bootstrap   " + kafka.bootstrapServers());
+            out.println("  Topics            requests: " + requests + "  responses: " + responses
                     + "  dead-letter: " + deadLetter);
-            System.out.println("  Model             " + TrafficGenerator.MODEL + " from " + root.resolve(models));
-            System.out.println("  Try it            kcat -b " + kafka.bootstrapServers() + " -C -t " + responses);
-            System.out.println("  Traffic           " + rate + " req/s of Fashion-MNIST test images, "
+            out.println("  Model             " + TrafficGenerator.MODEL + " from " + root.resolve(models));
+            out.println("  Try it            kcat -b " + kafka.bootstrapServers() + " -C -t " + responses);
+            out.println("  Traffic           " + rate + " req/s of Fashion-MNIST test images, "
                     + (invalidFraction * 100) + "% invalid records");
-            System.out.println(durationSeconds > 0 ? "  Stops after " + durationSeconds + " s" : "  Ctrl-C stops it");
-            System.out.println();
+            out.println(durationSeconds > 0 ? "  Stops after " + durationSeconds + " s" : "  Ctrl-C stops it");
+            out.println();
 
             TrafficGenerator traffic = new TrafficGenerator(kafka.bootstrapServers(), requests, data, rate,
                     invalidFraction);
             LiveSummary summary = new LiveSummary(kafka.bootstrapServers(), responses, deadLetter, traffic,
-                    Duration.ofSeconds(intervalSeconds), System.out);
+                    Duration.ofSeconds(intervalSeconds), out);
             Thread trafficThread = new Thread(traffic, "traffic");
             Thread summaryThread = new Thread(summary, "summary");
             trafficThread.start();
@@ -113,7 +127,7 @@ public final class LocalDefault implements Callable<Integer> {
                 Thread.sleep(durationSeconds * 1000);
                 Runtime.getRuntime().removeShutdownHook(shutdown);
                 stop(traffic, summary, summaryThread, job);
-                System.out.println("Answered " + summary.answered() + " of " + traffic.sent() + " requests.");
+                out.println("Answered " + summary.answered() + " of " + traffic.sent() + " requests.");
                 return 0;
             }
             summaryThread.join();

@@ -1,0 +1,312 @@
+package io.flinkgpu.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinkgpu.inference.protocol.ErrorCode;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.JsonCodec;
+import io.flinkgpu.inference.protocol.ProtocolException;
+import io.flinkgpu.inference.protocol.RequestParameters;
+import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.protocol.WireFormat;
+import io.flinkgpu.job.DeadLetter;
+import io.flinkgpu.job.local.FashionMnist;
+import io.flinkgpu.job.local.LocalDefault;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+/**
+ * The README's first command, the local default, started as a user would (picocli, in this JVM):
+ * its embedded Kafka broker, local Flink cluster and web UI, the shipped model, real traffic and
+ * the live summary. From outside, through the printed Kafka bootstrap address, the test sends a
+ * valid request, one too large for the operator's batches and one with an invalid parameter, and
+ * checks their answers and dead letters, the printed summary, and the job's state over REST.
+ */
+class LocalDefaultEndToEndTest {
+    static final String MODEL = "fashion-mnist-cnn";
+    static final String REQUESTS = "inference-requests";
+    static final String RESPONSES = "inference-responses";
+    static final String DEAD_LETTER = "inference-dead-letter";
+    static final int DURATION_S = 25;
+    /** More samples than the operator batches by default (inference.batching.max-batch-size 32), fewer than the model's 64. */
+    static final int OVERSIZED_BATCH = 40;
+
+    static final Pattern BOOTSTRAP = Pattern.compile("^  Kafka bootstrap   (\\S+)\\s*$", Pattern.MULTILINE);
+    static final Pattern SUMMARY = Pattern.compile("\\[\\s*\\d+s\\] sent (\\d+) \\| answered (\\d+)");
+    static final Pattern FINAL = Pattern.compile("^Answered (\\d+) of (\\d+) requests\\.$");
+
+    static final ObjectMapper MAPPER = new ObjectMapper();
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    void theLocalDefaultServesRequestsFromOutside() throws Exception {
+        int webPort = freePort();
+        Captured captured = new Captured();
+        PrintStream out = new PrintStream(captured, true, StandardCharsets.UTF_8);
+        AtomicInteger exitCode = new AtomicInteger(Integer.MIN_VALUE);
+        Thread app = new Thread(() -> exitCode.set(new CommandLine(new LocalDefault(out)).execute(
+                "--duration=" + DURATION_S, "--web-port=" + webPort, "--prometheus-port=0", "--interval=2")),
+                "local-default");
+        long startNanos = System.nanoTime();
+        app.start();
+
+        String unique = UUID.randomUUID().toString();
+        String validId = "it-local-default-valid-" + unique;
+        String oversizedId = "it-local-default-oversized-" + unique;
+        String badTimeoutId = "it-local-default-bad-timeout-" + unique;
+        long bannerNanos;
+        try {
+            String bootstrap = awaitBootstrap(captured, app, Duration.ofSeconds(60));
+            bannerNanos = System.nanoTime();
+            // Everything read from the running broker must be read before --duration ends it.
+            long runDeadline = bannerNanos + TimeUnit.SECONDS.toNanos(DURATION_S - 1);
+
+            String jobId = awaitRunningJob(webPort, Duration.ofSeconds(20));
+
+            FashionMnist images = FashionMnist.load(FashionMnist.findRoot());
+            JsonCodec json = new JsonCodec();
+            byte[] valid = json.encodeRequest(imageRequest(validId, images, 1));
+            byte[] oversized = json.encodeRequest(imageRequest(oversizedId, images, OVERSIZED_BATCH));
+            ObjectNode badTimeout = (ObjectNode) MAPPER.readTree(json.encodeRequest(imageRequest(badTimeoutId, images, 1)));
+            badTimeout.putObject("parameters").put("timeout_ms", -5);
+            KafkaTopics.produce(bootstrap, REQUESTS, List.of(
+                    record(validId, valid), record(oversizedId, oversized),
+                    record(badTimeoutId, MAPPER.writeValueAsBytes(badTimeout))));
+
+            Set<String> ids = Set.of(validId, oversizedId, badTimeoutId);
+            Map<String, InferenceResponse> responses = readUntil(bootstrap, RESPONSES, ids,
+                    LocalDefaultEndToEndTest::decodeResponse, until(runDeadline, Duration.ofSeconds(60)));
+            assertThat(responses).as("responses to the three requests; output so far:%n%s", captured)
+                    .containsOnlyKeys(ids);
+
+            InferenceResponse ok = responses.get(validId);
+            assertThat(ok.isError()).as("valid request answered with %s", ok.error()).isFalse();
+            Tensor logits = ok.output("logits");
+            assertThat(logits).as("outputs %s", ok.outputs()).isNotNull();
+            assertThat(logits.shape()).containsExactly(1L, 10L);
+            for (float v : logits.asFloats()) {
+                assertThat(Float.isFinite(v)).as("logit %s", v).isTrue();
+            }
+
+            InferenceResponse tooLarge = responses.get(oversizedId);
+            assertThat(tooLarge.isError()).as("the %d-sample request: %s", OVERSIZED_BATCH, tooLarge).isTrue();
+            assertThat(tooLarge.error().code()).as("%s", tooLarge.error()).isEqualTo(ErrorCode.BATCH_TOO_LARGE);
+            assertThat(tooLarge.error().message()).contains("inference.batching.max-batch-size");
+
+            InferenceResponse invalid = responses.get(badTimeoutId);
+            assertThat(invalid.isError()).as("timeout_ms -5: %s", invalid).isTrue();
+            assertThat(invalid.error().code()).as("%s", invalid.error()).isEqualTo(ErrorCode.INVALID_FIELD);
+
+            Map<String, DeadLetter> deadLetters = readUntil(bootstrap, DEAD_LETTER, Set.of(oversizedId, badTimeoutId),
+                    LocalDefaultEndToEndTest::decodeDeadLetter, until(runDeadline, Duration.ofSeconds(20)));
+            assertThat(deadLetters).containsOnlyKeys(oversizedId, badTimeoutId);
+            assertThat(deadLetters.get(oversizedId).code()).isEqualTo(ErrorCode.BATCH_TOO_LARGE);
+            assertThat(deadLetters.get(oversizedId).requestId()).isEqualTo(oversizedId);
+            assertThat(deadLetters.get(badTimeoutId).code()).isEqualTo(ErrorCode.INVALID_FIELD);
+            assertThat(deadLetters.get(badTimeoutId).requestId()).isEqualTo(badTimeoutId);
+
+            // The refused requests left the job running, without a failure on record.
+            JsonNode job = getJson(webPort, "/jobs/" + jobId);
+            assertThat(job.path("state").asText()).as("job %s", job).isEqualTo("RUNNING");
+            JsonNode exceptions = getJson(webPort, "/jobs/" + jobId + "/exceptions");
+            assertThat(exceptions.path("exceptionHistory").path("entries").size())
+                    .as("exceptions %s", exceptions).isZero();
+            assertThat(exceptions.path("root-exception").isMissingNode() || exceptions.path("root-exception").isNull())
+                    .as("exceptions %s", exceptions).isTrue();
+        } finally {
+            // The picocli call returns once --duration has passed; wait for it whatever happened above.
+            app.join(TimeUnit.SECONDS.toMillis(DURATION_S + 30));
+        }
+        long endNanos = System.nanoTime();
+        assertThat(app.isAlive()).as("local default still running after its duration").isFalse();
+        assertThat(exitCode.get()).as("exit code; output:%n%s", captured).isZero();
+        assertThat(endNanos - bannerNanos).isGreaterThanOrEqualTo(TimeUnit.SECONDS.toNanos(DURATION_S));
+
+        String output = captured.toString();
+        List<long[]> summaries = new ArrayList<>();
+        Matcher m = SUMMARY.matcher(output);
+        while (m.find()) {
+            summaries.add(new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))});
+        }
+        assertThat(summaries).as("summary lines in%n%s", output).isNotEmpty();
+        assertThat(summaries.stream().mapToLong(s -> s[1]).max().orElse(0))
+                .as("answered in the summary lines of%n%s", output).isPositive();
+
+        List<String> lines = output.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        assertThat(lines).isNotEmpty();
+        Matcher last = FINAL.matcher(lines.get(lines.size() - 1));
+        assertThat(last.matches()).as("last line of%n%s", output).isTrue();
+        assertThat(Long.parseLong(last.group(1))).isPositive();
+        assertThat(Long.parseLong(last.group(2))).isPositive();
+        System.out.printf("local default ran %.1f s in all%n", (endNanos - startNanos) / 1e9);
+    }
+
+    private static InferenceRequest imageRequest(String id, FashionMnist images, int samples) {
+        float[] pixels = new float[samples * FashionMnist.PIXELS];
+        for (int i = 0; i < samples; i++) {
+            System.arraycopy(images.image(i % images.size()), 0, pixels, i * FashionMnist.PIXELS, FashionMnist.PIXELS);
+        }
+        return new InferenceRequest(id, MODEL, null,
+                List.of(Tensor.ofFloats("input", new long[] {samples, 1, 28, 28}, pixels)),
+                RequestParameters.DEFAULTS);
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(String id, byte[] value) {
+        return new ProducerRecord<>(REQUESTS, id.getBytes(StandardCharsets.UTF_8), value);
+    }
+
+    private static Map.Entry<String, InferenceResponse> decodeResponse(byte[] value) {
+        try {
+            InferenceResponse r = WireFormat.AUTO.decodeResponse(value);
+            return Map.entry(r.id(), r);
+        } catch (ProtocolException e) {
+            throw new AssertionError("unreadable response", e);
+        }
+    }
+
+    private static Map.Entry<String, DeadLetter> decodeDeadLetter(byte[] value) {
+        try {
+            DeadLetter d = DeadLetter.fromJson(value);
+            return d.requestId() == null ? null : Map.entry(d.requestId(), d);
+        } catch (IOException e) {
+            throw new AssertionError("unreadable dead letter " + new String(value, StandardCharsets.UTF_8), e);
+        }
+    }
+
+    /** The time left until {@code deadlineNanos}, at most {@code cap}. */
+    private static Duration until(long deadlineNanos, Duration cap) {
+        long left = Math.max(0, deadlineNanos - System.nanoTime());
+        return Duration.ofNanos(Math.min(left, cap.toNanos()));
+    }
+
+    /**
+     * Reads {@code topic} from the beginning, keeping the first record for each of {@code ids},
+     * until all are there or {@code timeout} passes.
+     */
+    private static <T> Map<String, T> readUntil(String bootstrap, String topic, Set<String> ids,
+            Function<byte[], Map.Entry<String, T>> decode, Duration timeout) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        p.setProperty("group.id", "it-local-default-" + UUID.randomUUID());
+        p.setProperty("auto.offset.reset", "earliest");
+        Map<String, T> found = new HashMap<>();
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (found.size() < ids.size() && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> rec : consumer.poll(Duration.ofMillis(200))) {
+                    Map.Entry<String, T> e = decode.apply(rec.value());
+                    if (e != null && ids.contains(e.getKey())) {
+                        found.putIfAbsent(e.getKey(), e.getValue());
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    private static String awaitBootstrap(Captured captured, Thread app, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            Matcher m = BOOTSTRAP.matcher(captured.toString());
+            if (m.find()) {
+                return m.group(1);
+            }
+            if (!app.isAlive()) {
+                throw new AssertionError("the local default ended before printing its Kafka bootstrap:\n" + captured);
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no Kafka bootstrap line after " + timeout + ":\n" + captured);
+    }
+
+    /** The id of the one job the local cluster runs, once /jobs/overview shows it RUNNING. */
+    private static String awaitRunningJob(int webPort, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        JsonNode overview = null;
+        while (System.nanoTime() < deadline) {
+            overview = getJson(webPort, "/jobs/overview");
+            JsonNode jobs = overview.path("jobs");
+            if (jobs.size() == 1 && "RUNNING".equals(jobs.get(0).path("state").asText())) {
+                return jobs.get(0).path("jid").asText();
+            }
+            Thread.sleep(250);
+        }
+        throw new AssertionError("no single RUNNING job after " + timeout + ": " + overview);
+    }
+
+    private static JsonNode getJson(int port, String path) throws IOException, InterruptedException {
+        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(r.statusCode()).as("GET %s: %s", path, new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
+        return MAPPER.readTree(r.body());
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        }
+    }
+
+    /** Keeps what the local default prints, and passes it on to standard output for the test log. */
+    private static final class Captured extends OutputStream {
+        private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
+
+        @Override
+        public synchronized void write(int b) {
+            kept.write(b);
+            System.out.write(b);
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) {
+            kept.write(b, off, len);
+            System.out.write(b, off, len);
+        }
+
+        @Override
+        public synchronized void flush() {
+            System.out.flush();
+        }
+
+        @Override
+        public synchronized String toString() {
+            return kept.toString(StandardCharsets.UTF_8);
+        }
+    }
+}
