@@ -19,6 +19,8 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
 import org.apache.flink.util.Collector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Routes each request to an inference subtask from the scheduler coordinator's plan: the plan
@@ -31,6 +33,7 @@ import org.apache.flink.util.Collector;
  */
 public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest, byte[], Tuple2<Integer, InferenceRequest>> {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(PlanRouter.class);
 
     /** The current plan's JSON under {@link #PLAN_KEY}. */
     public static final MapStateDescriptor<String, byte[]> PLAN_STATE =
@@ -64,14 +67,20 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
     @Override
     public void processElement(InferenceRequest request, ReadOnlyContext ctx,
             Collector<Tuple2<Integer, InferenceRequest>> out) throws Exception {
-        byte[] source = ctx.getBroadcastState(PLAN_STATE).get(PLAN_KEY);
-        if (source != tableSource) { // decode once per plan, not per request
-            ControlMessage plan = decode(source);
-            table = new RoutingTable(plan, inferenceParallelism);
-            tableSource = source;
-            epoch = plan == null ? 0 : plan.epoch();
+        int target = RoutingTable.NO_ROUTE;
+        try {
+            byte[] source = ctx.getBroadcastState(PLAN_STATE).get(PLAN_KEY);
+            if (source != tableSource) { // decode once per plan, not per request
+                ControlMessage plan = decode(source);
+                table = new RoutingTable(plan, inferenceParallelism);
+                tableSource = source;
+                epoch = plan == null ? 0 : plan.epoch();
+            }
+            target = table.select(request.modelName());
+        } catch (RuntimeException e) {
+            // A routing fault must not fail the task: the request is routed by hash instead.
+            LOG.warn("Routing request {} by the plan failed; routing it by model hash", request.id(), e);
         }
-        int target = table.select(request.modelName());
         if (target == RoutingTable.NO_ROUTE) {
             target = ModelPartitioner.hash(request.modelName(), inferenceParallelism);
         }

@@ -244,7 +244,7 @@ public final class QosBenchmark implements Callable<Integer> {
         return 0;
     }
 
-    /** Replaces the issue-5 targets in {@code summary} with the ones this run measured. */
+    /** Replaces the QoS targets in {@code summary} with the ones this run measured. */
     private void recordTargets(ObjectNode result) throws java.io.IOException {
         String run = "qos/qos.json " + result.path("started").asText();
         List<ObjectNode> targets = new ArrayList<>();

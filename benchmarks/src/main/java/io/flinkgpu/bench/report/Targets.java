@@ -9,7 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The targets, evaluated from measured results only. */
+/** The benchmark targets, evaluated from measured results only. */
 public final class Targets {
     private Targets() {}
 

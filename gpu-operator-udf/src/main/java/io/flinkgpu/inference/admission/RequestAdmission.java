@@ -326,7 +326,7 @@ public final class RequestAdmission {
         long elements = t.elementCount();
         if (elements < 0 || elements > limits.maxTensorElements()) {
             throw new ProtocolException(ErrorCode.TENSOR_TOO_LARGE, name + " has " + (elements < 0 ? "over 2^63" : elements)
-                    + " elements; the limit is " + limits.maxTensorElements());
+                    + " elements; the limit is " + limits.maxTensorElements() + " (inference.validation.max-tensor-elements)");
         }
         long present = t.dataElementCount();
         if (present != elements) {

@@ -451,8 +451,22 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     }
 
     private void emit(InferenceResponse response, ModelId id) {
+        try {
+            output.collect(new StreamRecord<>(response));
+        } catch (RuntimeException e) {
+            // Serializing a response (e.g. an output the encoding cannot carry) must not fail the
+            // task: the caller gets an INTERNAL error instead, which always serializes.
+            if (isInfrastructureFault(e) || response.isError()) {
+                throw e;
+            }
+            LOG.warn("Emitting the response to {} failed; answering INTERNAL", response.id(), e);
+            metrics.recordFailed();
+            response = InferenceResponse.failure(response.id(), response.modelName(), response.modelVersion(),
+                    new InferenceError(ErrorCode.INTERNAL, "the response could not be serialized: "
+                            + e.getClass().getName() + ": " + e.getMessage()), response.timings());
+            output.collect(new StreamRecord<>(response));
+        }
         metrics.responseOut(id, response.isError() ? response.error().code() : null);
-        output.collect(new StreamRecord<>(response));
     }
 
     @Override
