@@ -12,6 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -31,9 +34,14 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.TimeUtils;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The streaming inference job:
@@ -58,6 +66,10 @@ public final class InferenceJob {
     public static final String UID_CONTROL_SOURCE = "kafka-control";
     public static final String UID_PLAN_ROUTER = "plan-router";
     public static final String UID_ROUTED = "routed-requests";
+
+    private static final Logger LOG = LoggerFactory.getLogger(InferenceJob.class);
+    /** How long the build-time check for the control topic may wait for the broker. */
+    private static final Duration CONTROL_TOPIC_CHECK_TIMEOUT = Duration.ofSeconds(3);
 
     private InferenceJob() {}
 
@@ -98,8 +110,10 @@ public final class InferenceJob {
         } else {
             // One control stream feeds both the router (plans as broadcast state) and the inference
             // subtasks (their LOAD/UNLOAD commands).
+            Duration discovery = config.get(InferenceJobOptions.CONTROL_TOPIC_DISCOVERY_INTERVAL);
+            warnIfControlTopicMissing(bootstrap, controlTopic, discovery);
             DataStream<byte[]> control = controlRecords(env, bootstrap, controlTopic,
-                    config.get(InferenceJobOptions.GROUP_ID));
+                    config.get(InferenceJobOptions.GROUP_ID), discovery);
             responses = inference.apply(routeByPlan(requests, control, parallelism), control);
         }
         responses.setParallelism(parallelism);
@@ -144,12 +158,21 @@ public final class InferenceJob {
                 .name("Kafka dead letters");
     }
 
-    /** The control topic's records, every plan from the start (the gates keep the newest epoch). */
+    /**
+     * The control topic's records, every plan from the start (the gates keep the newest epoch).
+     *
+     * <p>The control topic is optional input: it is subscribed to as a pattern that matches only its
+     * name, so that a topic missing on the broker matches nothing instead of failing the source's
+     * enumerator (and with it the job) as a fixed topic list would. The enumerator looks again every
+     * {@code discovery} and reads a topic that appears from its earliest offset; until the first plan
+     * the router routes by model hash.
+     */
     private static DataStream<byte[]> controlRecords(StreamExecutionEnvironment env, String bootstrap,
-            String controlTopic, String groupId) {
+            String controlTopic, String groupId, Duration discovery) {
         KafkaSource<byte[]> controlSource = KafkaSource.<byte[]>builder()
                 .setBootstrapServers(bootstrap)
-                .setTopics(controlTopic)
+                .setTopicPattern(Pattern.compile(Pattern.quote(controlTopic)))
+                .setProperty("partition.discovery.interval.ms", String.valueOf(discoveryIntervalMs(discovery)))
                 .setGroupId(groupId + "-control")
                 .setStartingOffsets(OffsetsInitializer.earliest())
                 .setDeserializer(new ControlRecordDeserializer())
@@ -157,6 +180,54 @@ public final class InferenceJob {
         return env.fromSource(controlSource, WatermarkStrategy.noWatermarks(), "Kafka control")
                 .uid(UID_CONTROL_SOURCE)
                 .setParallelism(1);
+    }
+
+    /** Kafka's partition.discovery.interval.ms for the option; -1 (off) for zero or less. */
+    private static long discoveryIntervalMs(Duration discovery) {
+        return discovery.isNegative() || discovery.isZero() ? -1 : Math.max(1, discovery.toMillis());
+    }
+
+    /**
+     * Logs once, when the job is built, that the control topic does not exist yet. Best effort: a
+     * broker that cannot be reached within a few seconds, or any other failure, skips the message
+     * and never fails the build (the source itself copes with a missing topic).
+     */
+    private static void warnIfControlTopicMissing(String bootstrap, String controlTopic, Duration discovery) {
+        int timeoutMs = (int) CONTROL_TOPIC_CHECK_TIMEOUT.toMillis();
+        Properties props = new Properties();
+        props.setProperty(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.setProperty(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs));
+        props.setProperty(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs));
+        props.setProperty(AdminClientConfig.CLIENT_ID_CONFIG, "flink-gpu-inference-control-topic-check");
+        Admin admin = null;
+        try {
+            admin = Admin.create(props);
+            Set<String> topics = admin.listTopics().names().get(timeoutMs, TimeUnit.MILLISECONDS);
+            if (!topics.contains(controlTopic)) {
+                boolean discovering = discoveryIntervalMs(discovery) > 0;
+                LOG.warn("Control topic '{}' does not exist on {}: requests are routed by model hash until a plan "
+                                + "arrives; {}", controlTopic, bootstrap,
+                        discovering
+                                ? "the topic will be picked up (from its earliest offset) within "
+                                        + TimeUtils.formatWithHighestUnit(discovery)
+                                        + " of its creation"
+                                : "partition discovery is off ("
+                                        + InferenceJobOptions.CONTROL_TOPIC_DISCOVERY_INTERVAL.key()
+                                        + " = 0), so it is only read after a restart");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.debug("Could not check whether control topic '{}' exists on {}", controlTopic, bootstrap, e);
+        } finally {
+            if (admin != null) {
+                try {
+                    admin.close(Duration.ofSeconds(1));
+                } catch (RuntimeException e) {
+                    LOG.debug("Closing the control topic check's admin client failed", e);
+                }
+            }
+        }
     }
 
     /**

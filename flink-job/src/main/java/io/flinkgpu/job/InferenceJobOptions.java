@@ -35,7 +35,19 @@ public final class InferenceJobOptions {
             .stringType()
             .defaultValue("")
             .withDescription("Topic of the scheduler coordinator's plans (routing table and commands), read as a "
-                    + "broadcast stream from the earliest offset; empty: off, requests are routed by model hash.");
+                    + "broadcast stream from the earliest offset; empty: off, requests are routed by model hash. "
+                    + "A topic that is missing or empty is no error: requests are routed by model hash until "
+                    + "the first plan arrives, and a topic created later is picked up (see "
+                    + "inference.kafka.control-topic-discovery-interval).");
+
+    public static final ConfigOption<Duration> CONTROL_TOPIC_DISCOVERY_INTERVAL =
+            ConfigOptions.key("inference.kafka.control-topic-discovery-interval")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(5))
+                    .withDescription("How often the control source looks for the control topic and its partitions "
+                            + "(Kafka's partition.discovery.interval.ms), so that a topic created after the job "
+                            + "started is read, from its earliest offset, within this interval. 0 turns discovery "
+                            + "off: a topic missing at start is then only read after a restart.");
 
     public static final ConfigOption<String> GROUP_ID = ConfigOptions.key("inference.kafka.group-id")
             .stringType()
