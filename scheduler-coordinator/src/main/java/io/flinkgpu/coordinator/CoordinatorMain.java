@@ -1,12 +1,8 @@
 package io.flinkgpu.coordinator;
 
-import io.flinkgpu.coordinator.admin.AdminServer;
 import io.flinkgpu.coordinator.collect.MetricCollector;
-import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
-import io.flinkgpu.coordinator.realize.PlanRealizer;
 import io.flinkgpu.coordinator.realize.PrintingPlanRealizer;
 import io.flinkgpu.coordinator.state.InMemoryStateStore;
-import io.flinkgpu.coordinator.state.RocksDbStateStore;
 import io.flinkgpu.coordinator.state.StateStore;
 import java.io.PrintStream;
 import java.net.URI;
@@ -19,9 +15,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
 import picocli.CommandLine;
@@ -64,44 +57,13 @@ public final class CoordinatorMain {
 
         @Override
         public Integer call() throws Exception {
-            Configuration config = args.configuration();
-            CoordinatorMetrics metrics = new CoordinatorMetrics();
-            Duration timeout = config.get(CoordinatorOptions.REST_TIMEOUT);
-            try (StateStore store = RocksDbStateStore.open(Path.of(config.get(CoordinatorOptions.STATE_DIR)));
-                    PlanRealizer realizer = new KafkaPlanRealizer(config.get(CoordinatorOptions.BOOTSTRAP_SERVERS),
-                            config.get(CoordinatorOptions.CONTROL_TOPIC), timeout.multipliedBy(2))) {
-                java.util.Optional<io.flinkgpu.coordinator.realize.Rescaler> rescaler =
-                        io.flinkgpu.coordinator.realize.Rescalers.fromConfig(config);
-                Coordinator coordinator = new Coordinator(config, collector(config), realizer, store, metrics,
-                        Clock.systemUTC(), rescaler.orElse(null));
-                coordinator.resume();
-                AdminServer admin = null;
-                int port = config.get(CoordinatorOptions.ADMIN_PORT);
-                if (port >= 0) {
-                    admin = new AdminServer(config.get(CoordinatorOptions.ADMIN_BIND), port,
-                            config.getOptional(CoordinatorOptions.ADMIN_TOKEN).orElse(null), coordinator,
-                            rescaler.orElseGet(() -> new io.flinkgpu.coordinator.realize.ParallelismRealizer(
-                                    config.get(CoordinatorOptions.REST_URL), timeout)));
-                    System.out.println("admin API and /metrics on port " + admin.port());
+            try (CoordinatorService service = CoordinatorService.start(args.configuration())) {
+                if (service.adminPort() >= 0) {
+                    System.out.println("admin API and /metrics on port " + service.adminPort());
                 }
-                ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor();
-                long every = config.get(CoordinatorOptions.INTERVAL).toMillis();
-                loop.scheduleWithFixedDelay(() -> {
-                    try {
-                        coordinator.runOnce(false);
-                    } catch (RuntimeException e) {
-                        metrics.cycleFailed();
-                        e.printStackTrace();
-                    }
-                }, 0, every, TimeUnit.MILLISECONDS);
                 CountDownLatch stop = new CountDownLatch(1);
                 Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
                 stop.await();
-                loop.shutdownNow();
-                loop.awaitTermination(10, TimeUnit.SECONDS);
-                if (admin != null) {
-                    admin.close();
-                }
             }
             return 0;
         }
@@ -156,7 +118,7 @@ public final class CoordinatorMain {
         }
     }
 
-    static MetricCollector collector(Configuration config) {
+    static MetricCollector collector(org.apache.flink.configuration.ReadableConfig config) {
         return new MetricCollector(config.get(CoordinatorOptions.REST_URL), config.get(CoordinatorOptions.JOB_ID),
                 config.get(CoordinatorOptions.INFERENCE_VERTEX), config.get(CoordinatorOptions.REST_TIMEOUT),
                 Clock.systemUTC(), config.get(CoordinatorOptions.METRICS_SETTLE));

@@ -84,6 +84,12 @@ public final class RecommendationScenario implements Scenario {
         }
         @SuppressWarnings("unchecked")
         Map<String, Object> facts = new ObjectMapper().readValue(factsFile.toFile(), Map.class);
+        // the export names its file by absolute path; published results keep paths relative to the repository
+        facts.computeIfPresent("file", (k, v) -> {
+            Path file = Path.of(String.valueOf(v)).toAbsolutePath().normalize();
+            Path base = root.toAbsolutePath().normalize();
+            return file.startsWith(base) ? base.relativize(file).toString() : file.getFileName().toString();
+        });
         exportFacts = facts;
         @SuppressWarnings("unchecked")
         List<Integer> r = (List<Integer>) facts.get("rows");

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -17,7 +18,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * Reads the responses and dead-letter topics and prints one line per interval: throughput,
  * mean batch size, end-to-end latency percentiles (send to response received), errors by code,
- * dead letters and the model's accuracy on the labelled images.
+ * dead letters and the accuracy on the labelled images. With traffic to more than one model an
+ * indented line follows with each model's share of the interval's requests and its accuracy, and
+ * with a coordinator the lines of the control plane ({@link ControlPlaneView}).
  */
 final class LiveSummary implements Runnable, AutoCloseable {
     private final KafkaConsumer<byte[], byte[]> consumer;
@@ -36,9 +39,19 @@ final class LiveSummary implements Runnable, AutoCloseable {
     private long labelled;
     private long deadLetters;
     private final Map<String, Long> errors = new TreeMap<>();
+    private final long[] correctPerModel = new long[TrafficGenerator.MODELS.size()];
+    private final long[] labelledPerModel = new long[TrafficGenerator.MODELS.size()];
+    private final long[] sentAtLastPrint = new long[TrafficGenerator.MODELS.size()];
+    /** Extra indented lines under each summary line (the control plane), or null. */
+    private final Supplier<List<String>> extraLines;
 
     LiveSummary(String bootstrapServers, String responsesTopic, String deadLetterTopic, TrafficGenerator traffic,
             Duration interval, PrintStream out) {
+        this(bootstrapServers, responsesTopic, deadLetterTopic, traffic, interval, out, null);
+    }
+
+    LiveSummary(String bootstrapServers, String responsesTopic, String deadLetterTopic, TrafficGenerator traffic,
+            Duration interval, PrintStream out, Supplier<List<String>> extraLines) {
         Properties p = new Properties();
         p.setProperty("bootstrap.servers", bootstrapServers);
         p.setProperty("group.id", "live-summary");
@@ -49,6 +62,7 @@ final class LiveSummary implements Runnable, AutoCloseable {
         this.traffic = traffic;
         this.interval = interval;
         this.out = out;
+        this.extraLines = extraLines;
     }
 
     @Override
@@ -97,8 +111,11 @@ final class LiveSummary implements Runnable, AutoCloseable {
                 }
             }
             labelled++;
+            int model = sent.length > 2 ? (int) sent[2] : 0;
+            labelledPerModel[model]++;
             if (best == sent[1]) {
                 correct++;
+                correctPerModel[model]++;
             }
         }
     }
@@ -115,7 +132,38 @@ final class LiveSummary implements Runnable, AutoCloseable {
                 labelled == 0 ? "-" : String.format("%.1f%%", 100.0 * correct / labelled));
         answeredInInterval = 0;
         latency.reset();
+        List<String> models = traffic.mix().models();
+        if (models.size() > 1) {
+            long[] sentNow = new long[models.size()];
+            long total = 0;
+            for (int i = 0; i < models.size(); i++) {
+                sentNow[i] = traffic.sent(i) - sentAtLastPrint[i];
+                sentAtLastPrint[i] += sentNow[i];
+                total += sentNow[i];
+            }
+            StringBuilder line = new StringBuilder(INDENT).append(String.format("%-10s", "traffic"));
+            for (int i = 0; i < models.size(); i++) {
+                line.append(i == 0 ? "" : " | ").append(models.get(i)).append(' ')
+                        .append(total == 0 ? "-" : String.format("%.0f%%", 100.0 * sentNow[i] / total))
+                        .append(" (accuracy ").append(labelledPerModel[i] == 0 ? "-"
+                                : String.format("%.1f%%", 100.0 * correctPerModel[i] / labelledPerModel[i]))
+                        .append(')');
+            }
+            out.println(line);
+        }
+        if (extraLines != null) {
+            try {
+                for (String l : extraLines.get()) {
+                    out.println(INDENT + l);
+                }
+            } catch (RuntimeException e) {
+                out.println(INDENT + "control plane unavailable: " + e);
+            }
+        }
     }
+
+    /** Indents the extra lines under the summary line's text, past its "[   20s] " prefix. */
+    static final String INDENT = "         ";
 
     long answered() {
         return answered;

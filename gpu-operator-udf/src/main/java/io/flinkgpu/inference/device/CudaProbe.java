@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * {@code addCUDA} succeeds). Anything else is "no CUDA here", logged once with the reason and
  * never thrown: no GPU is the normal case.
  *
- * <p>How each absence shows (see DEPENDENCIES.md): without a driver {@code cudaGetDeviceCount}
+ * <p>How each absence shows: without a driver {@code cudaGetDeviceCount}
  * returns error 35 (insufficient driver); without the native libraries JCuda throws a
  * {@link LinkageError}; with exceptions enabled it throws {@code CudaException}; the CPU build of
  * ONNX Runtime fails {@code addCUDA} with an {@code OrtException}, and the GPU build without a

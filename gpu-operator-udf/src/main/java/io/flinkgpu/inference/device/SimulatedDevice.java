@@ -15,8 +15,8 @@ import java.util.concurrent.locks.LockSupport;
  * model on the device takes the time its {@link LoadTimeModel} gives.
  *
  * <p>Faults can be injected: out-of-memory on the next session creations, and loss of the device
- * (every later load and batch fails, {@link #isHealthy()} turns false). Used by tests, the local
- * default and the cluster simulator.
+ * (every later load and batch fails, {@link #isHealthy()} turns false). Used by tests and the local
+ * default.
  */
 public final class SimulatedDevice extends AbstractDevice {
     /** Allocation granularity of the simulated device memory. */

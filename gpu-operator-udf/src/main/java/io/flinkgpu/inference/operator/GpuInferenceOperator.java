@@ -242,7 +242,16 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
      * this subtask's LOAD/UNLOAD commands of a newer plan are applied, anything else is ignored.
      */
     protected void processControl(byte[] record) {
-        commands.offer(record);
+        try {
+            commands.offer(record);
+        } catch (RuntimeException e) {
+            if (isInfrastructureFault(e)) {
+                throw e;
+            }
+            // A control record, like a request, must not fail the task: it is ignored and counted.
+            LOG.warn("Applying a control record failed; ignoring it", e);
+            metrics.recordFailed();
+        }
     }
 
     /**
