@@ -49,7 +49,9 @@ def render(report_path, doc_path):
         else:
             lines.append("#" * (level + 2) + " " + title)
         for b in body:
-            b = re.sub(r"!\[([^\]]*)\]\(([^)/]+\.png)\)", lambda m: f"![{m.group(1)}]({rel}/{m.group(2)})", b)
+            # relative links (plots, result files) point from the report's folder; make them point from the doc's
+            b = re.sub(r"(!?)\[([^\]]*)\]\((?![a-z]+://|/|#)([^)\s]+)\)",
+                       lambda m: f"{m.group(1)}[{m.group(2)}]({rel}/{m.group(3)})", b)
             lines.append(b)
     return "\n".join(lines).strip() + "\n"
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes a side-by-side table of pairs of benchmark runs (their result.json files): goodput per
+scenario and configuration, and each pair's ratio (second / first), so that a before/after
+comparison in the docs is generated from the runs rather than typed.
+
+Usage, from the repository root (runs in pairs: before, after, before, after, ...):
+  python3 benchmarks/compare-runs.py "TITLE" OUT.md LABEL=before.json LABEL=after.json [LABEL=... LABEL=...]
+"""
+import json
+import os
+import sys
+
+
+def main():
+    title, out = sys.argv[1], sys.argv[2]
+    runs = []
+    for arg in sys.argv[3:]:
+        label, path = arg.split("=", 1)
+        with open(path, encoding="utf-8") as f:
+            runs.append((label, path, json.load(f)))
+    base_dir = os.path.dirname(out)
+    lines = [f"# {title}", ""]
+    for label, path, r in runs:
+        rel = os.path.relpath(path, base_dir)
+        lines.append(f"- **{label}**: run `{r['run_id']}` at revision `{r['versions']['git']}` "
+                     f"([result.json]({rel})), {r['contended_load_points']} of {r['load_points']} load points "
+                     "contended")
+    lines += ["", "Goodput (req/s within the scenario's SLO; the sweep's grid is coarse in quick mode, x2 with "
+              "one bisection step, so a step of the grid is the resolution):", ""]
+    header = "| scenario | configuration | " + " | ".join(label for label, _, _ in runs)
+    pairs = [(i - 1, i) for i in range(1, len(runs), 2)]
+    header += "".join(f" | {runs[b][0]} / {runs[a][0]}" for a, b in pairs) + " |"
+    lines.append(header)
+    lines.append("|---|---|" + "---:|" * (len(runs) + len(pairs)))
+    names = [s["name"] for s in runs[0][2]["scenarios"]]
+    for name in names:
+        configs = list(next(s for s in runs[0][2]["scenarios"] if s["name"] == name)["configs"].keys())
+        for config in configs:
+            values = []
+            for _, _, r in runs:
+                s = next((s for s in r["scenarios"] if s["name"] == name), None)
+                c = None if s is None else s["configs"].get(config)
+                values.append(None if c is None or c.get("goodput") is None else float(c["goodput"]))
+            if all(v is None for v in values[1:]):
+                continue
+            row = f"| {name} | {config} | " + " | ".join("-" if v is None else f"{v:.0f}" for v in values)
+            for a, b in pairs:
+                before, after = values[a], values[b]
+                row += " | " + ("-" if before is None or after is None or not before else f"{after / before:.2f}")
+            lines.append(row + " |")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
