@@ -20,10 +20,6 @@ import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -162,19 +158,19 @@ class ConfigurationSpaceProperties {
         JobClient job = env.executeAsync(prefix);
         List<ConsumerRecord<byte[], byte[]>> responses;
         List<ConsumerRecord<byte[], byte[]>> letters;
-        JsonNode exceptions;
+        JsonNode failures;
         try {
             responses = KafkaTopics.read(kafka.bootstrapServers(), TestJobs.responses(prefix),
                     got -> got.size() >= records.answerable(), Duration.ofSeconds(90), Duration.ofSeconds(1));
             letters = KafkaTopics.read(kafka.bootstrapServers(), TestJobs.deadLetters(prefix),
                     got -> got.size() >= records.badCount(), Duration.ofSeconds(30), Duration.ofSeconds(1));
-            exceptions = rest(restPort, "/jobs/" + job.getJobID() + "/exceptions");
+            failures = FlinkRest.onLocalhost(restPort).exceptionHistory(job.getJobID().toString());
         } finally {
             job.cancel().get();
         }
 
         String context = scenario.toString();
-        assertThat(exceptions.path("exceptionHistory").path("entries")).as("restarts in %s", context).isEmpty();
+        assertThat(failures).as("restarts in %s", context).isEmpty();
 
         Map<String, List<InferenceResponse>> answers = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> rec : responses) {
@@ -238,14 +234,6 @@ class ConfigurationSpaceProperties {
                     .put("max_queue_size", m.lowestLevelQueue());
         }
         Files.writeString(repo.resolve(m.base().model).resolve("config.json"), config.toString());
-    }
-
-    private static JsonNode rest(int port, String path) throws Exception {
-        HttpResponse<String> r = HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as("GET %s: %s", path, r.body()).isEqualTo(200);
-        return MAPPER.readTree(r.body());
     }
 
     /** What was sent; {@code bad} kinds must be dead-lettered. */

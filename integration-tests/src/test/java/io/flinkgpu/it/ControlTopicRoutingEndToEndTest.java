@@ -2,14 +2,6 @@ package io.flinkgpu.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flinkgpu.inference.protocol.InferenceRequest;
-import io.flinkgpu.inference.protocol.InferenceResponse;
-import io.flinkgpu.inference.protocol.JsonCodec;
-import io.flinkgpu.inference.protocol.RequestParameters;
-import io.flinkgpu.inference.protocol.Tensor;
-import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.inference.routing.ControlMessage;
 import io.flinkgpu.inference.routing.ControlMessageCodec;
 import io.flinkgpu.inference.routing.ModelRoute;
@@ -20,26 +12,17 @@ import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.ModelPartitioner;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -56,12 +39,18 @@ class ControlTopicRoutingEndToEndTest {
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = TestJobs.miniClusterWithFreshMetrics(3);
+    static final FlinkRest REST = FlinkRest.of(FLINK);
+    static final List<String> ROUTER_METRICS = List.of(".control.planEpoch", ".control.recordsInvalid",
+            ".control.plansIgnoredStale", ".control.plansApplied");
+    /** The inference operator's control metrics, and its device's modelsLoaded. */
+    static final List<String> INFERENCE_METRICS = List.of(".gpu_inference.control.planEpoch",
+            ".gpu_inference.control.recordsIgnored", ".gpu_inference.control.commandsApplied",
+            ".gpu_inference.control.commandsFailed", ".gpu_inference.control.modelsPinned", ".modelsLoaded");
+    static final String REQUESTS_IN = ".gpu_inference.model." + MODEL + ".version.1.requestsIn";
 
     static EmbeddedKafka kafka;
     static Path root;
     static FashionMnist images;
-    final HttpClient http = HttpClient.newHttpClient();
-    final ObjectMapper json = new ObjectMapper();
 
     @BeforeAll
     static void startKafka() throws Exception {
@@ -86,18 +75,6 @@ class ControlTopicRoutingEndToEndTest {
 
     static ProducerRecord<byte[], byte[]> record(byte[] value) {
         return new ProducerRecord<>("unused", "plan".getBytes(StandardCharsets.UTF_8), value);
-    }
-
-    private List<ProducerRecord<byte[], byte[]>> requests(int from, int n) {
-        List<ProducerRecord<byte[], byte[]>> out = new ArrayList<>();
-        JsonCodec codec = new JsonCodec();
-        for (int i = from; i < from + n; i++) {
-            InferenceRequest r = new InferenceRequest("req-" + i, MODEL, null,
-                    List.of(Tensor.ofFloats("input", new long[] {1, 1, 28, 28}, images.image(i % images.size()))),
-                    new RequestParameters(0, 0, "it"));
-            out.add(new ProducerRecord<>("unused", r.id().getBytes(StandardCharsets.UTF_8), codec.encodeRequest(r)));
-        }
-        return out;
     }
 
     @Test
@@ -133,7 +110,7 @@ class ControlTopicRoutingEndToEndTest {
                     m -> m.get("commandsApplied") == 1 && m.get("modelsPinned") == 1 && m.get("modelsLoaded") == 1);
             assertThat(subtasks.get(other).get("modelsLoaded")).as("no command, no traffic yet").isZero();
 
-            KafkaTopics.produce(kafka.bootstrapServers(), requests, requests(0, 300));
+            KafkaTopics.produce(kafka.bootstrapServers(), requests, TestJobs.imageRequests(images, MODEL, 0, 300));
             assertAnswered(responses, 300);
             Map<Integer, Double> counts = inferenceRequestsIn(jid, 300);
             assertThat(counts.getOrDefault(other, 0.0)).as("routed by the plan").isEqualTo(300.0);
@@ -143,7 +120,7 @@ class ControlTopicRoutingEndToEndTest {
             KafkaTopics.produce(kafka.bootstrapServers(), control, List.of(
                     record(ControlMessageCodec.encode(plan(6, new RouteTarget(0, 1), new RouteTarget(1, 1))))));
             awaitRouter(jid, m -> m.get("planEpoch") == 6);
-            KafkaTopics.produce(kafka.bootstrapServers(), requests, requests(300, 400));
+            KafkaTopics.produce(kafka.bootstrapServers(), requests, TestJobs.imageRequests(images, MODEL, 300, 400));
             assertAnswered(responses, 700);
             Map<Integer, Double> after = inferenceRequestsIn(jid, 700);
             assertThat(after.getOrDefault(fallback, 0.0)).isBetween(198.0, 202.0);
@@ -159,7 +136,7 @@ class ControlTopicRoutingEndToEndTest {
         JobClient restored = start(config, savepoint);
         try {
             String jid = restored.getJobID().toString();
-            KafkaTopics.produce(kafka.bootstrapServers(), requests, requests(700, 200));
+            KafkaTopics.produce(kafka.bootstrapServers(), requests, TestJobs.imageRequests(images, MODEL, 700, 200));
             assertAnswered(responses, 900);
             Map<Integer, Double> counts = inferenceRequestsIn(jid, 200);
             assertThat(counts.getOrDefault(0, 0.0)).isBetween(98.0, 102.0);
@@ -189,89 +166,12 @@ class ControlTopicRoutingEndToEndTest {
     }
 
     private void assertAnswered(String topic, int n) {
-        List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(kafka.bootstrapServers(), topic,
-                got -> got.size() >= n, Duration.ofMinutes(2), Duration.ofSeconds(1));
-        Map<String, InferenceResponse> byId = new HashMap<>();
-        for (ConsumerRecord<byte[], byte[]> r : out) {
-            InferenceResponse resp;
-            try {
-                resp = WireFormat.JSON.decodeResponse(r.value());
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-            assertThat(resp.isError()).as("%s", resp).isFalse();
-            assertThat(byId.put(resp.id(), resp)).as("duplicate %s", resp.id()).isNull();
-        }
-        assertThat(byId).hasSize(n);
-    }
-
-    // ---- Flink REST ---------------------------------------------------------------------
-
-    private JsonNode get(String path) throws Exception {
-        Configuration c = FLINK.getClientConfiguration();
-        URI uri = URI.create("http://" + c.get(RestOptions.ADDRESS) + ":" + c.get(RestOptions.PORT) + path);
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
-        return json.readTree(r.body());
-    }
-
-    private String vertex(String jid, String nameContains) throws Exception {
-        for (JsonNode v : get("/jobs/" + jid).path("vertices")) {
-            if (v.path("name").asText().contains(nameContains)) {
-                return v.path("id").asText();
-            }
-        }
-        throw new AssertionError("no vertex named like " + nameContains);
-    }
-
-    /** Per subtask: metric name suffix -> value, for metrics whose id ends with one of the suffixes. */
-    private Map<Integer, Map<String, Double>> subtaskMetrics(String jid, String vid, List<String> suffixes)
-            throws Exception {
-        List<String> ids = new ArrayList<>();
-        for (JsonNode m : get("/jobs/" + jid + "/vertices/" + vid + "/subtasks/metrics")) {
-            String id = m.path("id").asText();
-            if (suffixes.stream().anyMatch(id::endsWith)) {
-                ids.add(id);
-            }
-        }
-        Map<Integer, Map<String, Double>> out = new HashMap<>();
-        for (int i = 0; i < 2; i++) {
-            Map<String, Double> values = new HashMap<>();
-            if (!ids.isEmpty()) {
-                String q = URLEncoder.encode(String.join(",", ids), StandardCharsets.UTF_8);
-                for (JsonNode m : get("/jobs/" + jid + "/vertices/" + vid + "/subtasks/" + i + "/metrics?get=" + q)) {
-                    String id = m.path("id").asText();
-                    String suffix = suffixes.stream().filter(id::endsWith).findFirst().orElseThrow();
-                    values.put(suffix, m.path("value").asDouble());
-                }
-            }
-            out.put(i, values);
-        }
-        return out;
+        TestJobs.assertAnsweredOnce(kafka, topic, n, Duration.ofMinutes(2), Duration.ofSeconds(1));
     }
 
     private void awaitRouter(String jid, Predicate<Map<String, Double>> done) throws Exception {
-        List<String> names = List.of("planEpoch", "recordsInvalid", "plansIgnoredStale", "plansApplied");
-        List<String> suffixes = names.stream().map(n -> ".control." + n).toList();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        Map<Integer, Map<String, Double>> last = Map.of();
-        while (System.nanoTime() < deadline) {
-            try {
-                last = subtaskMetrics(jid, vertex(jid, "Plan router"), suffixes);
-                boolean all = true;
-                for (Map<String, Double> m : last.values()) {
-                    Map<String, Double> byName = new HashMap<>();
-                    names.forEach(n -> byName.put(n, m.getOrDefault(".control." + n, -1.0)));
-                    all &= done.test(byName);
-                }
-                if (all) {
-                    return;
-                }
-            } catch (AssertionError | RuntimeException e) {
-                // the job is starting
-            }
-            Thread.sleep(300);
-        }
-        throw new AssertionError("router never reached the expected state: " + last);
+        REST.awaitSubtaskMetrics(jid, "Plan router", 2, ROUTER_METRICS, -1, m -> m.values().stream().allMatch(done),
+                Duration.ofSeconds(60), "router never reached the expected state");
     }
 
     /**
@@ -280,48 +180,14 @@ class ControlTopicRoutingEndToEndTest {
      */
     private Map<Integer, Map<String, Double>> awaitInference(String jid, Predicate<Map<String, Double>> all,
             int subtask, Predicate<Map<String, Double>> one) throws Exception {
-        List<String> names = List.of("planEpoch", "recordsIgnored", "commandsApplied", "commandsFailed",
-                "modelsPinned", "modelsLoaded");
-        List<String> suffixes = names.stream()
-                .map(n -> n.equals("modelsLoaded") ? "." + n : ".gpu_inference.control." + n).toList();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        Map<Integer, Map<String, Double>> last = Map.of();
-        while (System.nanoTime() < deadline) {
-            try {
-                Map<Integer, Map<String, Double>> byName = new HashMap<>();
-                subtaskMetrics(jid, vertex(jid, "GPU inference"), suffixes).forEach((i, m) -> {
-                    Map<String, Double> named = new HashMap<>();
-                    for (int k = 0; k < names.size(); k++) {
-                        named.put(names.get(k), m.getOrDefault(suffixes.get(k), -1.0));
-                    }
-                    byName.put(i, named);
-                });
-                last = byName;
-                if (byName.values().stream().allMatch(all) && one.test(byName.get(subtask))) {
-                    return byName;
-                }
-            } catch (AssertionError | RuntimeException e) {
-                // the job is starting
-            }
-            Thread.sleep(300);
-        }
-        throw new AssertionError("inference subtasks never reached the expected state: " + last);
+        return REST.awaitSubtaskMetrics(jid, "GPU inference", 2, INFERENCE_METRICS, -1,
+                m -> m.values().stream().allMatch(all) && one.test(m.get(subtask)),
+                Duration.ofSeconds(60), "inference subtasks never reached the expected state");
     }
 
     /** The inference subtasks' requestsIn for the model, once their sum reaches {@code total}. */
     private Map<Integer, Double> inferenceRequestsIn(String jid, int total) throws Exception {
-        String suffix = ".gpu_inference.model." + MODEL + ".version.1.requestsIn";
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        Map<Integer, Double> counts = new HashMap<>();
-        while (System.nanoTime() < deadline) {
-            counts.clear();
-            subtaskMetrics(jid, vertex(jid, "GPU inference"), List.of(suffix))
-                    .forEach((i, m) -> counts.put(i, m.getOrDefault(suffix, 0.0)));
-            if (counts.values().stream().mapToDouble(Double::doubleValue).sum() >= total) {
-                break;
-            }
-            Thread.sleep(300);
-        }
-        return counts;
+        return REST.pollSubtaskMetric(jid, "GPU inference", 2, REQUESTS_IN, 0,
+                m -> m.values().stream().mapToDouble(Double::doubleValue).sum() >= total, Duration.ofSeconds(30));
     }
 }

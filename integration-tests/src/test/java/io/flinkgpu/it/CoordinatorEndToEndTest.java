@@ -36,7 +36,6 @@ import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -151,8 +150,7 @@ class CoordinatorEndToEndTest {
         InferenceJob.build(env, job);
         JobClient client = env.executeAsync("coordinator-e2e");
 
-        Configuration c = FLINK.getClientConfiguration();
-        String rest = "http://" + c.get(RestOptions.ADDRESS) + ":" + c.get(RestOptions.PORT);
+        String rest = FlinkRest.of(FLINK).baseUrl();
         Configuration coordinatorConfig = new Configuration();
         coordinatorConfig.set(CoordinatorOptions.REST_URL, rest);
         coordinatorConfig.set(CoordinatorOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());

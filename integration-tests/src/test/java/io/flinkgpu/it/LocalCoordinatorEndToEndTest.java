@@ -8,14 +8,8 @@ import io.flinkgpu.inference.routing.ControlMessage;
 import io.flinkgpu.inference.routing.ControlMessageCodec;
 import io.flinkgpu.inference.routing.InvalidControlMessageException;
 import io.flinkgpu.inference.routing.SubtaskCommand;
-import io.flinkgpu.job.local.LocalDefault;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -27,12 +21,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -41,7 +35,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import picocli.CommandLine;
 
 /**
  * The README's first command with {@code -Dlocal.args="--coordinator --traffic=shifting"}, started as
@@ -79,15 +72,11 @@ class LocalCoordinatorEndToEndTest {
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void theLocalDefaultWithTheCoordinatorPublishesAndAppliesPlans() throws Exception {
         Set<Path> stateDirsBefore = coordinatorStateDirs();
-        int webPort = freePort();
-        Captured captured = new Captured();
-        PrintStream out = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        AtomicInteger exitCode = new AtomicInteger(Integer.MIN_VALUE);
-        Thread app = new Thread(() -> exitCode.set(new CommandLine(new LocalDefault(out)).execute(
-                "--coordinator", "--traffic=shifting", "--duration=" + DURATION_S, "--web-port=" + webPort,
-                "--prometheus-port=0", "--interval=2")), "local-default");
+        int webPort = StandaloneCluster.freePort();
+        FlinkRest rest = FlinkRest.onLocalhost(webPort);
         long startNanos = System.nanoTime();
-        app.start();
+        LocalDefaultRun app = LocalDefaultRun.start("--coordinator", "--traffic=shifting", "--duration=" + DURATION_S,
+                "--web-port=" + webPort, "--prometheus-port=0", "--interval=2");
 
         ControlMessage loadPlan = null;
         List<ControlMessage> plans = new ArrayList<>();
@@ -96,14 +85,14 @@ class LocalCoordinatorEndToEndTest {
         Map<String, Double> router = Map.of();
         Map<String, Double> inference = Map.of();
         try {
-            String bootstrap = awaitLine(captured, app, BOOTSTRAP, Duration.ofSeconds(60)).group(1);
+            String bootstrap = app.awaitLine(BOOTSTRAP, Duration.ofSeconds(60)).group(1);
             long bannerNanos = System.nanoTime();
             // Everything read from the running broker, coordinator and cluster is read before --duration ends them.
             long runDeadline = bannerNanos + TimeUnit.SECONDS.toNanos(DURATION_S - 2);
-            Matcher coordinator = awaitLine(captured, app, COORDINATOR, Duration.ofSeconds(5));
+            Matcher coordinator = app.awaitLine(COORDINATOR, Duration.ofSeconds(5));
             String admin = coordinator.group(1);
             String token = coordinator.group(2);
-            String jobId = awaitRunningJob(webPort, Duration.ofSeconds(20));
+            String jobId = rest.awaitOnlyRunningJob(Duration.ofSeconds(20));
 
             // the admin API wants the token
             assertThat(adminGet(admin, "/api/status", "wrong-" + token).statusCode()).isEqualTo(401);
@@ -126,8 +115,8 @@ class LocalCoordinatorEndToEndTest {
                     }
                     status = adminJson(admin, "/api/status", token);
                     placements = adminJson(admin, "/api/placements", token);
-                    router = sums(webPort, jobId, "Plan router", List.of(".control.plansApplied", ".control.planEpoch"));
-                    inference = sums(webPort, jobId, "GPU inference",
+                    router = sums(rest, jobId, "Plan router", List.of(".control.plansApplied", ".control.planEpoch"));
+                    inference = sums(rest, jobId, "GPU inference",
                             List.of(".gpu_inference.control.commandsApplied", ".gpu_inference.control.commandsFailed"));
                     if (loadPlan != null && status.path("epoch").asLong() >= 1 && placements.size() > 0
                             && router.getOrDefault(".control.plansApplied", 0.0) >= 1
@@ -140,7 +129,7 @@ class LocalCoordinatorEndToEndTest {
             System.out.printf("plan with LOAD after %.1f s of traffic%n", (System.nanoTime() - bannerNanos) / 1e9);
 
             // published: on the control topic, a valid plan with routes and LOAD commands
-            assertThat(plans).as("plans on %s; output so far:%n%s", CONTROL, captured).isNotEmpty();
+            assertThat(plans).as("plans on %s; output so far:%n%s", CONTROL, app.output()).isNotEmpty();
             assertThat(loadPlan).as("a plan with routes and LOAD commands among %s", plans).isNotNull();
             assertThat(loadPlan.epoch()).isGreaterThanOrEqualTo(1);
             assertThat(loadPlan.parallelism()).isEqualTo(2);
@@ -162,21 +151,15 @@ class LocalCoordinatorEndToEndTest {
                     .as("inference %s", inference).isZero();
 
             // without a failure on record
-            JsonNode job = getJson(webPort, "/jobs/" + jobId);
-            assertThat(job.path("state").asText()).as("job %s", job).isEqualTo("RUNNING");
-            JsonNode exceptions = getJson(webPort, "/jobs/" + jobId + "/exceptions");
-            assertThat(exceptions.path("exceptionHistory").path("entries").size())
-                    .as("exceptions %s", exceptions).isZero();
-            assertThat(exceptions.path("root-exception").isMissingNode() || exceptions.path("root-exception").isNull())
-                    .as("exceptions %s", exceptions).isTrue();
+            rest.assertRunningWithoutExceptions(jobId);
         } finally {
-            app.join(TimeUnit.SECONDS.toMillis(DURATION_S + 40));
+            app.join(Duration.ofSeconds(DURATION_S + 40));
         }
         long endNanos = System.nanoTime();
         assertThat(app.isAlive()).as("local default still running after its duration").isFalse();
-        assertThat(exitCode.get()).as("exit code; output:%n%s", captured).isZero();
+        assertThat(app.exitCode()).as("exit code; output:%n%s", app.output()).isZero();
 
-        String output = captured.toString();
+        String output = app.output();
         assertThat(SUMMARY.matcher(output).find()).as("summary lines in%n%s", output).isTrue();
         Matcher plan = PLAN_LINE.matcher(output);
         long highestEpoch = 0;
@@ -210,39 +193,15 @@ class LocalCoordinatorEndToEndTest {
      * The sum over the subtasks of the first vertex named like {@code vertexName} of each metric
      * whose id ends with one of {@code suffixes}; empty while the job is starting.
      */
-    private static Map<String, Double> sums(int webPort, String jobId, String vertexName, List<String> suffixes)
+    private static Map<String, Double> sums(FlinkRest rest, String jobId, String vertexName, List<String> suffixes)
             throws Exception {
         Map<String, Double> out = new TreeMap<>();
-        String vid = null;
-        int parallelism = 0;
-        for (JsonNode v : getJson(webPort, "/jobs/" + jobId).path("vertices")) {
-            if (v.path("name").asText().contains(vertexName)) {
-                vid = v.path("id").asText();
-                parallelism = v.path("parallelism").asInt();
-                break;
-            }
-        }
-        if (vid == null) {
-            return out;
-        }
-        List<String> ids = new ArrayList<>();
-        for (JsonNode m : getJson(webPort, "/jobs/" + jobId + "/vertices/" + vid + "/subtasks/metrics")) {
-            String id = m.path("id").asText();
-            if (suffixes.stream().anyMatch(id::endsWith)) {
-                ids.add(id);
-            }
-        }
-        if (ids.isEmpty()) {
-            return out;
-        }
-        String q = URLEncoder.encode(String.join(",", ids), StandardCharsets.UTF_8);
-        for (int i = 0; i < parallelism; i++) {
-            for (JsonNode m : getJson(webPort, "/jobs/" + jobId + "/vertices/" + vid + "/subtasks/" + i
-                    + "/metrics?get=" + q)) {
-                String id = m.path("id").asText();
-                String suffix = suffixes.stream().filter(id::endsWith).findFirst().orElseThrow();
-                out.merge(suffix, m.path("value").asDouble(), Double::sum);
-            }
+        Optional<JsonNode> vertex = rest.vertex(jobId, vertexName);
+        if (vertex.isPresent()) {
+            String vid = vertex.get().path("id").asText();
+            int parallelism = vertex.get().path("parallelism").asInt();
+            rest.subtaskMetrics(jobId, vid, parallelism, suffixes).values()
+                    .forEach(subtask -> subtask.forEach((suffix, v) -> out.merge(suffix, v, Double::sum)));
         }
         return out;
     }
@@ -258,82 +217,10 @@ class LocalCoordinatorEndToEndTest {
         return MAPPER.readTree(r.body());
     }
 
-    private static Matcher awaitLine(Captured captured, Thread app, Pattern pattern, Duration timeout)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            Matcher m = pattern.matcher(captured.toString());
-            if (m.find()) {
-                return m;
-            }
-            if (!app.isAlive()) {
-                throw new AssertionError("the local default ended before printing " + pattern + ":\n" + captured);
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no line like " + pattern + " after " + timeout + ":\n" + captured);
-    }
-
-    /** The id of the one job the local cluster runs, once /jobs/overview shows it RUNNING. */
-    private static String awaitRunningJob(int webPort, Duration timeout) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        JsonNode overview = null;
-        while (System.nanoTime() < deadline) {
-            overview = getJson(webPort, "/jobs/overview");
-            JsonNode jobs = overview.path("jobs");
-            if (jobs.size() == 1 && "RUNNING".equals(jobs.get(0).path("state").asText())) {
-                return jobs.get(0).path("jid").asText();
-            }
-            Thread.sleep(250);
-        }
-        throw new AssertionError("no single RUNNING job after " + timeout + ": " + overview);
-    }
-
-    private static JsonNode getJson(int port, String path) throws IOException, InterruptedException {
-        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
-        assertThat(r.statusCode()).as("GET %s: %s", path, new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
-        return MAPPER.readTree(r.body());
-    }
-
     private static Set<Path> coordinatorStateDirs() throws IOException {
         try (Stream<Path> s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
             return new HashSet<>(s.filter(p -> p.getFileName().toString().startsWith("flink-gpu-inference-coordinator"))
                     .toList());
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        }
-    }
-
-    /** Keeps what the local default prints, and passes it on to standard output for the test log. */
-    private static final class Captured extends OutputStream {
-        private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
-
-        @Override
-        public synchronized void write(int b) {
-            kept.write(b);
-            System.out.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) {
-            kept.write(b, off, len);
-            System.out.write(b, off, len);
-        }
-
-        @Override
-        public synchronized void flush() {
-            System.out.flush();
-        }
-
-        @Override
-        public synchronized String toString() {
-            return kept.toString(StandardCharsets.UTF_8);
         }
     }
 }

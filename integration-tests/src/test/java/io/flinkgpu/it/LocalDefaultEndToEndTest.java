@@ -2,7 +2,6 @@ package io.flinkgpu.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinkgpu.inference.protocol.ErrorCode;
@@ -15,16 +14,7 @@ import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.DeadLetter;
 import io.flinkgpu.job.local.FashionMnist;
-import io.flinkgpu.job.local.LocalDefault;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +25,6 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -45,7 +34,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import picocli.CommandLine;
 
 /**
  * The README's first command, the local default, started as a user would (picocli, in this JVM):
@@ -68,20 +56,15 @@ class LocalDefaultEndToEndTest {
     static final Pattern FINAL = Pattern.compile("^Answered (\\d+) of (\\d+) requests\\.$");
 
     static final ObjectMapper MAPPER = new ObjectMapper();
-    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void theLocalDefaultServesRequestsFromOutside() throws Exception {
-        int webPort = freePort();
-        Captured captured = new Captured();
-        PrintStream out = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        AtomicInteger exitCode = new AtomicInteger(Integer.MIN_VALUE);
-        Thread app = new Thread(() -> exitCode.set(new CommandLine(new LocalDefault(out)).execute(
-                "--duration=" + DURATION_S, "--web-port=" + webPort, "--prometheus-port=0", "--interval=2")),
-                "local-default");
+        int webPort = StandaloneCluster.freePort();
+        FlinkRest rest = FlinkRest.onLocalhost(webPort);
         long startNanos = System.nanoTime();
-        app.start();
+        LocalDefaultRun app = LocalDefaultRun.start(
+                "--duration=" + DURATION_S, "--web-port=" + webPort, "--prometheus-port=0", "--interval=2");
 
         String unique = UUID.randomUUID().toString();
         String validId = "it-local-default-valid-" + unique;
@@ -89,12 +72,12 @@ class LocalDefaultEndToEndTest {
         String badTimeoutId = "it-local-default-bad-timeout-" + unique;
         long bannerNanos;
         try {
-            String bootstrap = awaitBootstrap(captured, app, Duration.ofSeconds(60));
+            String bootstrap = app.awaitLine(BOOTSTRAP, Duration.ofSeconds(60)).group(1);
             bannerNanos = System.nanoTime();
             // Everything read from the running broker must be read before --duration ends it.
             long runDeadline = bannerNanos + TimeUnit.SECONDS.toNanos(DURATION_S - 1);
 
-            String jobId = awaitRunningJob(webPort, Duration.ofSeconds(20));
+            String jobId = rest.awaitOnlyRunningJob(Duration.ofSeconds(20));
 
             FashionMnist images = FashionMnist.load(FashionMnist.findRoot());
             JsonCodec json = new JsonCodec();
@@ -109,7 +92,7 @@ class LocalDefaultEndToEndTest {
             Set<String> ids = Set.of(validId, oversizedId, badTimeoutId);
             Map<String, InferenceResponse> responses = readUntil(bootstrap, RESPONSES, ids,
                     LocalDefaultEndToEndTest::decodeResponse, until(runDeadline, Duration.ofSeconds(60)));
-            assertThat(responses).as("responses to the three requests; output so far:%n%s", captured)
+            assertThat(responses).as("responses to the three requests; output so far:%n%s", app.output())
                     .containsOnlyKeys(ids);
 
             InferenceResponse ok = responses.get(validId);
@@ -139,23 +122,17 @@ class LocalDefaultEndToEndTest {
             assertThat(deadLetters.get(badTimeoutId).requestId()).isEqualTo(badTimeoutId);
 
             // The refused requests left the job running, without a failure on record.
-            JsonNode job = getJson(webPort, "/jobs/" + jobId);
-            assertThat(job.path("state").asText()).as("job %s", job).isEqualTo("RUNNING");
-            JsonNode exceptions = getJson(webPort, "/jobs/" + jobId + "/exceptions");
-            assertThat(exceptions.path("exceptionHistory").path("entries").size())
-                    .as("exceptions %s", exceptions).isZero();
-            assertThat(exceptions.path("root-exception").isMissingNode() || exceptions.path("root-exception").isNull())
-                    .as("exceptions %s", exceptions).isTrue();
+            rest.assertRunningWithoutExceptions(jobId);
         } finally {
             // The picocli call returns once --duration has passed; wait for it whatever happened above.
-            app.join(TimeUnit.SECONDS.toMillis(DURATION_S + 30));
+            app.join(Duration.ofSeconds(DURATION_S + 30));
         }
         long endNanos = System.nanoTime();
         assertThat(app.isAlive()).as("local default still running after its duration").isFalse();
-        assertThat(exitCode.get()).as("exit code; output:%n%s", captured).isZero();
+        assertThat(app.exitCode()).as("exit code; output:%n%s", app.output()).isZero();
         assertThat(endNanos - bannerNanos).isGreaterThanOrEqualTo(TimeUnit.SECONDS.toNanos(DURATION_S));
 
-        String output = captured.toString();
+        String output = app.output();
         List<long[]> summaries = new ArrayList<>();
         Matcher m = SUMMARY.matcher(output);
         while (m.find()) {
@@ -237,76 +214,5 @@ class LocalDefaultEndToEndTest {
             }
         }
         return found;
-    }
-
-    private static String awaitBootstrap(Captured captured, Thread app, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            Matcher m = BOOTSTRAP.matcher(captured.toString());
-            if (m.find()) {
-                return m.group(1);
-            }
-            if (!app.isAlive()) {
-                throw new AssertionError("the local default ended before printing its Kafka bootstrap:\n" + captured);
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no Kafka bootstrap line after " + timeout + ":\n" + captured);
-    }
-
-    /** The id of the one job the local cluster runs, once /jobs/overview shows it RUNNING. */
-    private static String awaitRunningJob(int webPort, Duration timeout) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        JsonNode overview = null;
-        while (System.nanoTime() < deadline) {
-            overview = getJson(webPort, "/jobs/overview");
-            JsonNode jobs = overview.path("jobs");
-            if (jobs.size() == 1 && "RUNNING".equals(jobs.get(0).path("state").asText())) {
-                return jobs.get(0).path("jid").asText();
-            }
-            Thread.sleep(250);
-        }
-        throw new AssertionError("no single RUNNING job after " + timeout + ": " + overview);
-    }
-
-    private static JsonNode getJson(int port, String path) throws IOException, InterruptedException {
-        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
-        assertThat(r.statusCode()).as("GET %s: %s", path, new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
-        return MAPPER.readTree(r.body());
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        }
-    }
-
-    /** Keeps what the local default prints, and passes it on to standard output for the test log. */
-    private static final class Captured extends OutputStream {
-        private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
-
-        @Override
-        public synchronized void write(int b) {
-            kept.write(b);
-            System.out.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) {
-            kept.write(b, off, len);
-            System.out.write(b, off, len);
-        }
-
-        @Override
-        public synchronized void flush() {
-            System.out.flush();
-        }
-
-        @Override
-        public synchronized String toString() {
-            return kept.toString(StandardCharsets.UTF_8);
-        }
     }
 }

@@ -1,17 +1,33 @@
 package io.flinkgpu.it;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.JsonCodec;
+import io.flinkgpu.inference.protocol.RequestParameters;
+import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
+import io.flinkgpu.job.local.FashionMnist;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MetricOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
 
 /** The inference job on the test MiniCluster against the in-process broker, with topics of its own. */
 final class TestJobs {
@@ -76,5 +92,42 @@ final class TestJobs {
         env.setParallelism(parallelism);
         InferenceJob.build(env, config);
         return env.executeAsync(name);
+    }
+
+    /**
+     * Requests {@code req-<from>} .. {@code req-<from + n - 1>} for {@code model}, JSON-encoded and keyed
+     * by id, each with one image (request {@code i} the {@code i}-th, cycling through {@code images}).
+     */
+    static List<ProducerRecord<byte[], byte[]>> imageRequests(FashionMnist images, String model, int from, int n) {
+        List<ProducerRecord<byte[], byte[]>> out = new ArrayList<>();
+        JsonCodec codec = new JsonCodec();
+        for (int i = from; i < from + n; i++) {
+            InferenceRequest r = new InferenceRequest("req-" + i, model, null,
+                    List.of(Tensor.ofFloats("input", new long[] {1, 1, 28, 28}, images.image(i % images.size()))),
+                    new RequestParameters(0, 0, "it"));
+            out.add(new ProducerRecord<>("unused", r.id().getBytes(StandardCharsets.UTF_8), codec.encodeRequest(r)));
+        }
+        return out;
+    }
+
+    /**
+     * Reads {@code topic} until {@code n} records arrived (see {@link KafkaTopics#read}) and asserts that
+     * they are {@code n} JSON responses, none an error and no two to the same request.
+     */
+    static void assertAnsweredOnce(EmbeddedKafka kafka, String topic, int n, Duration timeout, Duration settle) {
+        List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(kafka.bootstrapServers(), topic,
+                got -> got.size() >= n, timeout, settle);
+        Map<String, InferenceResponse> byId = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : out) {
+            InferenceResponse resp;
+            try {
+                resp = WireFormat.JSON.decodeResponse(r.value());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            assertThat(resp.isError()).as("%s", resp).isFalse();
+            assertThat(byId.put(resp.id(), resp)).as("duplicate %s", resp.id()).isNull();
+        }
+        assertThat(byId).hasSize(n);
     }
 }
