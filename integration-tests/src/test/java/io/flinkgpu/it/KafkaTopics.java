@@ -29,6 +29,9 @@ final class KafkaTopics {
         p.setProperty("bootstrap.servers", bootstrap);
         p.setProperty("linger.ms", "5");
         p.setProperty("max.request.size", String.valueOf(8 * 1024 * 1024));
+        // One batch in flight: right after a topic is created a first batch can fail while later ones
+        // are in flight, which the broker answered with OutOfOrderSequenceException and the send failed.
+        p.setProperty("max.in.flight.requests.per.connection", "1");
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (ProducerRecord<byte[], byte[]> r : records) {
