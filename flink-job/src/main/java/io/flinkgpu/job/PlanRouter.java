@@ -1,11 +1,11 @@
 package io.flinkgpu.job;
 
 import io.flinkgpu.inference.protocol.InferenceRequest;
-import io.flinkgpu.inference.routing.ControlMessage;
-import io.flinkgpu.inference.routing.ControlMessageCodec;
-import io.flinkgpu.inference.routing.ControlPlanState;
-import io.flinkgpu.inference.routing.InvalidControlMessageException;
-import io.flinkgpu.inference.routing.RoutingTable;
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessageCodec;
+import io.flinkgpu.contract.control.ControlPlanState;
+import io.flinkgpu.contract.control.InvalidControlMessageException;
+import io.flinkgpu.inference.control.RoutingTable;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.Partitioner;

@@ -2,11 +2,11 @@ package io.flinkgpu.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flinkgpu.inference.routing.ControlMessage;
-import io.flinkgpu.inference.routing.ControlMessageCodec;
-import io.flinkgpu.inference.routing.ModelRoute;
-import io.flinkgpu.inference.routing.RouteTarget;
-import io.flinkgpu.inference.routing.SubtaskCommand;
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessageCodec;
+import io.flinkgpu.contract.control.ModelRoute;
+import io.flinkgpu.contract.control.RouteTarget;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.ModelPartitioner;

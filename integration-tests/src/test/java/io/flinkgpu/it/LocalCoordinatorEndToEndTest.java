@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flinkgpu.inference.routing.ControlMessage;
-import io.flinkgpu.inference.routing.ControlMessageCodec;
-import io.flinkgpu.inference.routing.InvalidControlMessageException;
-import io.flinkgpu.inference.routing.SubtaskCommand;
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessageCodec;
+import io.flinkgpu.contract.control.InvalidControlMessageException;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

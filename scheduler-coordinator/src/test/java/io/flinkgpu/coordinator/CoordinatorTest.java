@@ -8,10 +8,10 @@ import io.flinkgpu.coordinator.realize.PlanRealizer;
 import io.flinkgpu.coordinator.state.InMemoryStateStore;
 import io.flinkgpu.coordinator.state.RocksDbStateStore;
 import io.flinkgpu.coordinator.state.StateStore;
-import io.flinkgpu.inference.routing.ControlMessage;
-import io.flinkgpu.inference.routing.ControlPlanState;
-import io.flinkgpu.inference.routing.RouteTarget;
-import io.flinkgpu.inference.routing.SubtaskCommand;
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlPlanState;
+import io.flinkgpu.contract.control.RouteTarget;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,16 +100,16 @@ class CoordinatorTest {
 
     @Test
     void onlyProportionsOfRoutingWeightsCountAsAChange() {
-        List<io.flinkgpu.inference.routing.ModelRoute> one = List.of(new io.flinkgpu.inference.routing.ModelRoute("m",
+        List<io.flinkgpu.contract.control.ModelRoute> one = List.of(new io.flinkgpu.contract.control.ModelRoute("m",
                 List.of(new RouteTarget(0, 0.4)), "r"));
-        List<io.flinkgpu.inference.routing.ModelRoute> oneOther = List.of(new io.flinkgpu.inference.routing.ModelRoute(
+        List<io.flinkgpu.contract.control.ModelRoute> oneOther = List.of(new io.flinkgpu.contract.control.ModelRoute(
                 "m", List.of(new RouteTarget(0, 0.9)), "r"));
         assertThat(Coordinator.routesChanged(one, oneOther, 0.2)).isFalse();
-        List<io.flinkgpu.inference.routing.ModelRoute> two = List.of(new io.flinkgpu.inference.routing.ModelRoute("m",
+        List<io.flinkgpu.contract.control.ModelRoute> two = List.of(new io.flinkgpu.contract.control.ModelRoute("m",
                 List.of(new RouteTarget(0, 0.5), new RouteTarget(1, 0.5)), "r"));
-        List<io.flinkgpu.inference.routing.ModelRoute> twoScaled = List.of(new io.flinkgpu.inference.routing.ModelRoute(
+        List<io.flinkgpu.contract.control.ModelRoute> twoScaled = List.of(new io.flinkgpu.contract.control.ModelRoute(
                 "m", List.of(new RouteTarget(0, 0.2), new RouteTarget(1, 0.2)), "r"));
-        List<io.flinkgpu.inference.routing.ModelRoute> twoSkewed = List.of(new io.flinkgpu.inference.routing.ModelRoute(
+        List<io.flinkgpu.contract.control.ModelRoute> twoSkewed = List.of(new io.flinkgpu.contract.control.ModelRoute(
                 "m", List.of(new RouteTarget(0, 0.8), new RouteTarget(1, 0.2)), "r"));
         assertThat(Coordinator.routesChanged(two, twoScaled, 0.2)).isFalse();
         assertThat(Coordinator.routesChanged(two, twoSkewed, 0.2)).isTrue();

@@ -58,7 +58,7 @@ final class LocalCoordinator implements AutoCloseable {
      */
     private static final Map<String, Level> QUIET = Map.of(
             "io.flinkgpu.coordinator", Level.ERROR,
-            "io.flinkgpu.inference.routing.ControlPlanState", Level.WARN);
+            "io.flinkgpu.contract.control.ControlPlanState", Level.WARN);
 
     /** What {@link #configureJob} set: the control topic, and the devices in words for the banner. */
     record JobSettings(String controlTopic, String devices) {}

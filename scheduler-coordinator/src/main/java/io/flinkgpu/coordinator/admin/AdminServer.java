@@ -10,7 +10,7 @@ import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.realize.Rescaler;
 import io.flinkgpu.coordinator.state.ModelInfo;
 import io.flinkgpu.coordinator.state.StateStore;
-import io.flinkgpu.inference.routing.ControlMessageCodec;
+import io.flinkgpu.contract.control.ControlMessageCodec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -1,8 +1,8 @@
 package io.flinkgpu.coordinator.plan;
 
-import io.flinkgpu.inference.routing.ModelRoute;
-import io.flinkgpu.inference.routing.RouteTarget;
-import io.flinkgpu.inference.routing.SubtaskCommand;
+import io.flinkgpu.contract.control.ModelRoute;
+import io.flinkgpu.contract.control.RouteTarget;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

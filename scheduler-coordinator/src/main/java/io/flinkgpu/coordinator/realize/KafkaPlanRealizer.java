@@ -1,7 +1,7 @@
 package io.flinkgpu.coordinator.realize;
 
-import io.flinkgpu.inference.routing.ControlMessage;
-import io.flinkgpu.inference.routing.ControlMessageCodec;
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessageCodec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Properties;

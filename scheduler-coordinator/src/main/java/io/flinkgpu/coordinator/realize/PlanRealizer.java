@@ -1,6 +1,6 @@
 package io.flinkgpu.coordinator.realize;
 
-import io.flinkgpu.inference.routing.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessage;
 
 /** Realize step: makes a plan take effect (publishes it to the job). */
 public interface PlanRealizer extends AutoCloseable {

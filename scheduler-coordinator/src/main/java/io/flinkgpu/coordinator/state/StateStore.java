@@ -3,7 +3,7 @@ package io.flinkgpu.coordinator.state;
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.coordinator.plan.MoveRecord;
 import io.flinkgpu.coordinator.plan.Placement;
-import io.flinkgpu.inference.routing.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessage;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

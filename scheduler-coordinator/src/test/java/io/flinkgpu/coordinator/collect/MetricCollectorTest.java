@@ -108,7 +108,7 @@ class MetricCollectorTest {
             assertThat(printed).contains("\"schema_version\" : 1", "\"epoch\" : 1", "\"model\" : \"fashion-mnist-cnn\"",
                     "\"parallelism\" : 2", "# DEMAND fashion-mnist-cnn: rate", "device-s/s");
             // light traffic: one instance suffices, wherever the job's rebalance had spread it
-            io.flinkgpu.inference.routing.ControlMessage plan = io.flinkgpu.inference.routing.ControlMessageCodec.decode(
+            io.flinkgpu.contract.control.ControlMessage plan = io.flinkgpu.contract.control.ControlMessageCodec.decode(
                     printed.substring(0, printed.indexOf("\n# ")).getBytes(java.nio.charset.StandardCharsets.UTF_8));
             assertThat(plan.route(InferenceJobFixture.MODEL).orElseThrow().targets()).hasSize(1);
         } finally {

@@ -2,10 +2,10 @@ package io.flinkgpu.coordinator.realize;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flinkgpu.inference.routing.ControlMessage;
-import io.flinkgpu.inference.routing.ControlMessageCodec;
-import io.flinkgpu.inference.routing.ModelRoute;
-import io.flinkgpu.inference.routing.RouteTarget;
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessageCodec;
+import io.flinkgpu.contract.control.ModelRoute;
+import io.flinkgpu.contract.control.RouteTarget;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

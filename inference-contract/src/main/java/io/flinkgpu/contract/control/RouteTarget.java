@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.routing;
+package io.flinkgpu.contract.control;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;

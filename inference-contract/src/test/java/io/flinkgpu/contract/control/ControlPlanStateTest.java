@@ -1,6 +1,6 @@
-package io.flinkgpu.inference.routing;
+package io.flinkgpu.contract.control;
 
-import static io.flinkgpu.inference.routing.ControlMessageCodecTest.plan;
+import static io.flinkgpu.contract.control.ControlMessageCodecTest.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;

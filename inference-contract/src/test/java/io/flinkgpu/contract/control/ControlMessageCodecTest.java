@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.routing;
+package io.flinkgpu.contract.control;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

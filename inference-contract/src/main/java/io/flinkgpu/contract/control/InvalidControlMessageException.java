@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.routing;
+package io.flinkgpu.contract.control;
 
 /** A control record that cannot be applied; the message says why. */
 public class InvalidControlMessageException extends Exception {

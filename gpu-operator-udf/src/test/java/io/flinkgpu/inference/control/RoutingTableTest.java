@@ -1,5 +1,8 @@
-package io.flinkgpu.inference.routing;
+package io.flinkgpu.inference.control;
 
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ModelRoute;
+import io.flinkgpu.contract.control.RouteTarget;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.HashMap;

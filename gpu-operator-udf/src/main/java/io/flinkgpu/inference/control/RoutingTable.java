@@ -1,5 +1,8 @@
-package io.flinkgpu.inference.routing;
+package io.flinkgpu.inference.control;
 
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ModelRoute;
+import io.flinkgpu.contract.control.RouteTarget;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

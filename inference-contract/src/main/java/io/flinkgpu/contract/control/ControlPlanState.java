@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.routing;
+package io.flinkgpu.contract.control;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
