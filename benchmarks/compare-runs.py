@@ -5,9 +5,14 @@ comparison in the docs is generated from the runs rather than typed.
 
 Usage, from the repository root (runs in pairs: before, after, before, after, ...):
   python3 benchmarks/compare-runs.py "TITLE" OUT.md LABEL=before.json LABEL=after.json [LABEL=... LABEL=...]
+
+With three or more pairs it also writes the median goodput of the first runs of the pairs and of
+the second ones, and their ratio: interleaved runs on one machine see the same drift, so the
+medians' ratio is steadier than any single pair's.
 """
 import json
 import os
+import statistics
 import sys
 
 
@@ -33,6 +38,7 @@ def main():
     lines.append(header)
     lines.append("|---|---|" + "---:|" * (len(runs) + len(pairs)))
     names = [s["name"] for s in runs[0][2]["scenarios"]]
+    medians = []
     for name in names:
         configs = list(next(s for s in runs[0][2]["scenarios"] if s["name"] == name)["configs"].keys())
         for config in configs:
@@ -48,6 +54,18 @@ def main():
                 before, after = values[a], values[b]
                 row += " | " + ("-" if before is None or after is None or not before else f"{after / before:.2f}")
             lines.append(row + " |")
+            medians.append((name, config, [values[a] for a, _ in pairs], [values[b] for _, b in pairs]))
+    if len(pairs) >= 3:
+        lines += ["", f"Medians over the {len(pairs)} pairs (first runs of the pairs, second runs, and second / first):",
+                  "", "| scenario | configuration | median, first | median, second | second / first |",
+                  "|---|---|---:|---:|---:|"]
+        for name, config, firsts, seconds in medians:
+            firsts = [v for v in firsts if v is not None]
+            seconds = [v for v in seconds if v is not None]
+            if not firsts or not seconds:
+                continue
+            a, b = statistics.median(firsts), statistics.median(seconds)
+            lines.append(f"| {name} | {config} | {a:.0f} | {b:.0f} | " + ("-" if not a else f"{b / a:.2f}") + " |")
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -11,7 +11,7 @@ mkdir -p "$out"
 tools=$(mktemp -d)
 (cd "$tools" && npm init -y > /dev/null && npm install --silent playwright-core@1 > /dev/null)
 cp deploy/screenshots/webui.mjs "$tools/"
-mvn -q -B install -DskipTests -pl gpu-operator-udf,flink-job
+mvn -q -B install -DskipTests -pl flink-job -am
 mvn -q -B -pl flink-job exec:exec -Dlocal.args="--duration=120 --web-port=$port --prometheus-port=0" \
     > "$tools/local.log" 2>&1 &
 local_pid=$!

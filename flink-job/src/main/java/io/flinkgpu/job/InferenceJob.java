@@ -3,6 +3,7 @@ package io.flinkgpu.job;
 import io.flinkgpu.inference.operator.GpuInference;
 import io.flinkgpu.inference.operator.InferenceSettings;
 import io.flinkgpu.inference.operator.InferenceTypes;
+import io.flinkgpu.inference.operator.ModelPartitioner;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
@@ -18,8 +19,6 @@ import java.util.regex.Pattern;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -29,7 +28,6 @@ import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
-import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -64,8 +62,8 @@ public final class InferenceJob {
     public static final String UID_DEAD_LETTER_SINK = "kafka-dead-letter";
     // only with inference.kafka.control-topic set
     public static final String UID_CONTROL_SOURCE = "kafka-control";
-    public static final String UID_PLAN_ROUTER = "plan-router";
-    public static final String UID_ROUTED = "routed-requests";
+    public static final String UID_PLAN_ROUTER = GpuInference.DEFAULT_ROUTER_UID;
+    public static final String UID_ROUTED = GpuInference.DEFAULT_ROUTED_UID;
 
     private static final Logger LOG = LoggerFactory.getLogger(InferenceJob.class);
     /** How long the build-time check for the control topic may wait for the broker. */
@@ -101,22 +99,21 @@ public final class InferenceJob {
         // One inference subtask needs no routing: a forward edge lets Flink chain parsing and
         // inference, so requests are not serialized between them.
         boolean single = parallelism == 1 && requests.getParallelism() == 1;
-        GpuInference inference = GpuInference.builder().configuration(config).build();
+        GpuInference inference = GpuInference.builder().configuration(config).parallelism(parallelism).build();
         SingleOutputStreamOperator<InferenceResponse> responses;
         if (controlTopic.isEmpty()) {
             DataStream<InferenceRequest> routed =
                     single ? requests : requests.partitionCustom(new ModelPartitioner(), InferenceRequest::modelName);
             responses = inference.apply(routed);
         } else {
-            // One control stream feeds both the router (plans as broadcast state) and the inference
-            // subtasks (their LOAD/UNLOAD commands).
+            // The library's control plane: one gate routes requests by the plan and hands applied
+            // plans to the inference subtasks (their LOAD/UNLOAD commands).
             Duration discovery = config.get(InferenceJobOptions.CONTROL_TOPIC_DISCOVERY_INTERVAL);
             warnIfControlTopicMissing(bootstrap, controlTopic, discovery);
             DataStream<byte[]> control = controlRecords(env, bootstrap, controlTopic,
                     config.get(InferenceJobOptions.GROUP_ID), discovery);
-            responses = inference.apply(routeByPlan(requests, control, parallelism), control);
+            responses = inference.apply(requests, control);
         }
-        responses.setParallelism(parallelism);
 
         DataStream<InferenceResponse> allResponses =
                 responses.union(requests.getSideOutput(RequestParser.ERROR_RESPONSES));
@@ -228,25 +225,6 @@ public final class InferenceJob {
                 }
             }
         }
-    }
-
-    /**
-     * The coordinator's routing: plans from the control topic, broadcast to a router that picks each
-     * request's inference subtask (weighted by the plan, else by model hash), then on to that subtask.
-     */
-    private static DataStream<InferenceRequest> routeByPlan(DataStream<InferenceRequest> requests,
-            DataStream<byte[]> control, int parallelism) {
-        BroadcastStream<byte[]> plans = control.broadcast(PlanRouter.PLAN_STATE);
-        TypeInformation<Tuple2<Integer, InferenceRequest>> targeted = Types.TUPLE(Types.INT, InferenceTypes.REQUEST);
-        return requests.connect(plans)
-                .process(new PlanRouter(parallelism), targeted)
-                .uid(UID_PLAN_ROUTER)
-                .name("Plan router")
-                .partitionCustom(new PlanRouter.TargetPartitioner(), new PlanRouter.Target())
-                .map(new PlanRouter.Unwrap(), InferenceTypes.REQUEST)
-                .uid(UID_ROUTED)
-                .name("Routed requests")
-                .setParallelism(parallelism);
     }
 
     /** Control records as raw bytes; the router validates them, so nothing here can fail. */

@@ -1,5 +1,6 @@
 package io.flinkgpu.job;
 
+import io.flinkgpu.contract.metrics.MetricNames;
 import io.flinkgpu.inference.admission.RequestAdmission;
 import io.flinkgpu.inference.admission.ValidationLimits;
 import io.flinkgpu.inference.operator.InferenceTypes;
@@ -47,10 +48,10 @@ public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest
 
     @Override
     public void open(OpenContext openContext) {
-        var group = getRuntimeContext().getMetricGroup().addGroup("gpu_inference");
-        decoded = group.counter("decodedRequests");
-        deadLetters = group.counter("deadLetters");
-        failures = group.counter("recordFailures");
+        var group = getRuntimeContext().getMetricGroup().addGroup(MetricNames.GROUP);
+        decoded = group.counter(MetricNames.DECODED_REQUESTS);
+        deadLetters = group.counter(MetricNames.DEAD_LETTERS);
+        failures = group.counter(MetricNames.RECORD_FAILURES);
     }
 
     @Override

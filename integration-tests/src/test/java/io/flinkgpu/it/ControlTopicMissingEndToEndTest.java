@@ -9,7 +9,7 @@ import io.flinkgpu.contract.control.ModelRoute;
 import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.job.InferenceJobOptions;
-import io.flinkgpu.job.ModelPartitioner;
+import io.flinkgpu.inference.operator.ModelPartitioner;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;

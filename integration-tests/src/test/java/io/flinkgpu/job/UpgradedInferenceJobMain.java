@@ -3,6 +3,7 @@ package io.flinkgpu.job;
 import io.flinkgpu.inference.operator.GpuInference;
 import io.flinkgpu.inference.operator.InferenceSettings;
 import io.flinkgpu.inference.operator.InferenceTypes;
+import io.flinkgpu.inference.operator.ModelPartitioner;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.WireCodec;

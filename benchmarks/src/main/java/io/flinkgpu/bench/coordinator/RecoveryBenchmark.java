@@ -30,7 +30,7 @@ import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
-import io.flinkgpu.job.ModelPartitioner;
+import io.flinkgpu.inference.operator.ModelPartitioner;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
 import java.io.IOException;

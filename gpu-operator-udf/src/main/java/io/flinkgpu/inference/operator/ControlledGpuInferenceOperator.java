@@ -7,8 +7,9 @@ import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
- * The inference operator with a second input: the coordinator's control records, broadcast to
- * every subtask, whose LOAD/UNLOAD commands the subtask applies to its model cache. Requests on
+ * The inference operator with a second input: the plans the control plane's gate
+ * ({@link PlanRouter}) applied, broadcast to every subtask, whose LOAD/UNLOAD commands the subtask
+ * applies to its model cache. Requests on
  * the first input are served exactly as by {@link GpuInferenceOperator}. The end of either input
  * drains the queues (Flink calls {@code BoundedOneInput.endInput()} once per finished input), which
  * is harmless: draining only runs what is queued.

@@ -4,11 +4,15 @@ import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.admission.ValidationLimits;
 import java.time.Duration;
-import org.apache.flink.util.OutputTag;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.util.OutputTag;
 
 /**
  * The public entry point: adds dynamically batched model inference to a stream of requests.
@@ -26,6 +30,9 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
  */
 public final class GpuInference {
     public static final String DEFAULT_UID = "gpu-inference";
+    /** Uids of the plan router and of the routed requests with the default uid (those of the job). */
+    public static final String DEFAULT_ROUTER_UID = "plan-router";
+    public static final String DEFAULT_ROUTED_UID = "routed-requests";
 
     /**
      * Side output of the inference operator: requests refused as bad input, and records whose
@@ -38,11 +45,14 @@ public final class GpuInference {
     private final InferenceSettings settings;
     private final String name;
     private final String uid;
+    /** The inference operator's parallelism; 0: the environment's default. */
+    private final int parallelism;
 
-    private GpuInference(InferenceSettings settings, String name, String uid) {
+    private GpuInference(InferenceSettings settings, String name, String uid, int parallelism) {
         this.settings = settings;
         this.name = name;
         this.uid = uid;
+        this.parallelism = parallelism;
     }
 
     public static Builder builder() {
@@ -53,28 +63,53 @@ public final class GpuInference {
         return settings;
     }
 
-    /** Applies inference to {@code requests}; the operator's uid stays stable across versions. */
+    /**
+     * Applies inference to {@code requests} as they are partitioned (partition them by model, e.g.
+     * with {@link ModelPartitioner}, so that each subtask loads only the models it serves); the
+     * operator's uid stays stable across versions.
+     */
     public SingleOutputStreamOperator<InferenceResponse> apply(DataStream<InferenceRequest> requests) {
-        return requests
+        SingleOutputStreamOperator<InferenceResponse> responses = requests
                 .transform(name, InferenceTypes.RESPONSE, new GpuInferenceOperatorFactory(settings))
                 .uid(uid)
                 .name(name);
+        if (parallelism > 0) {
+            responses.setParallelism(parallelism);
+        }
+        return responses;
     }
 
     /**
-     * Applies inference to {@code requests} under a coordinator's control: {@code control} carries
-     * the raw records of the control topic (JSON plans, see {@code ControlMessage}); each is
-     * broadcast to every inference subtask, which applies the LOAD/UNLOAD commands addressed to it.
-     * Records that do not decode, validate or are older than the plan in force are counted and
-     * ignored. Same uid as {@link #apply(DataStream)}, so the operator's request state carries over
-     * when a job adds control.
+     * Applies inference to {@code requests} under a coordinator's control plane: {@code control}
+     * carries the raw records of the control topic (JSON plans, see {@code ControlMessage}). They
+     * pass one gate, {@link PlanRouter}, which keeps the newest valid plan (invalid records and
+     * older epochs are counted and ignored), routes each request to the inference subtask the plan
+     * gives its model (by model hash where the plan says nothing) and hands each applied plan to the
+     * inference subtasks, which carry out the LOAD/UNLOAD commands addressed to them. The inference
+     * operator has the same uid as with {@link #apply(DataStream)}, so its request state carries
+     * over when a job adds control.
      */
     public SingleOutputStreamOperator<InferenceResponse> apply(DataStream<InferenceRequest> requests,
             DataStream<byte[]> control) {
-        return requests.connect(control.broadcast())
+        int p = parallelism > 0 ? parallelism : requests.getExecutionEnvironment().getParallelism();
+        boolean defaultUid = uid.equals(DEFAULT_UID);
+        BroadcastStream<byte[]> plans = control.broadcast(PlanRouter.PLAN_STATE);
+        TypeInformation<Tuple2<Integer, InferenceRequest>> targeted = Types.TUPLE(Types.INT, InferenceTypes.REQUEST);
+        SingleOutputStreamOperator<Tuple2<Integer, InferenceRequest>> router = requests.connect(plans)
+                .process(new PlanRouter(p), targeted)
+                .uid(defaultUid ? DEFAULT_ROUTER_UID : uid + "-" + DEFAULT_ROUTER_UID)
+                .name("Plan router");
+        DataStream<InferenceRequest> routed = router
+                .partitionCustom(new PlanRouter.TargetPartitioner(), new PlanRouter.Target())
+                .map(new PlanRouter.Unwrap(), InferenceTypes.REQUEST)
+                .uid(defaultUid ? DEFAULT_ROUTED_UID : uid + "-" + DEFAULT_ROUTED_UID)
+                .name("Routed requests")
+                .setParallelism(p);
+        return routed.connect(router.getSideOutput(PlanRouter.APPLIED_PLANS).broadcast())
                 .transform(name, InferenceTypes.RESPONSE, new ControlledGpuInferenceOperatorFactory(settings))
                 .uid(uid)
-                .name(name);
+                .name(name)
+                .setParallelism(p);
     }
 
     /** Builds a {@link GpuInference}; unset values come from {@link GpuInferenceOptions}' defaults. */
@@ -82,6 +117,7 @@ public final class GpuInference {
         private final Configuration config = new Configuration();
         private String name = "GPU inference";
         private String uid = DEFAULT_UID;
+        private int parallelism;
 
         /** Starts from a Flink configuration (config.yaml, {@code -D}); later calls override it. */
         public Builder configuration(ReadableConfig flinkConfig) {
@@ -208,9 +244,18 @@ public final class GpuInference {
             return this;
         }
 
+        /** The inference operator's parallelism (and the number of subtasks plans route to); default: the environment's. */
+        public Builder parallelism(int operatorParallelism) {
+            if (operatorParallelism < 1) {
+                throw new IllegalArgumentException("parallelism must be at least 1, got " + operatorParallelism);
+            }
+            this.parallelism = operatorParallelism;
+            return this;
+        }
+
         public GpuInference build() {
             InferenceSettings settings = InferenceSettings.fromConfiguration(config);
-            return new GpuInference(settings, name, uid);
+            return new GpuInference(settings, name, uid, parallelism);
         }
     }
 }

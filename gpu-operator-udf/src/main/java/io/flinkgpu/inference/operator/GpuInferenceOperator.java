@@ -7,10 +7,10 @@ import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceLostException;
-import io.flinkgpu.inference.device.GpuExternalResourceDriverFactory;
+import io.flinkgpu.inference.operator.resource.GpuExternalResourceDriverFactory;
 import io.flinkgpu.inference.execution.BatchIsolation;
-import io.flinkgpu.inference.metrics.DeviceMetrics;
-import io.flinkgpu.inference.metrics.InferenceMetrics;
+import io.flinkgpu.inference.operator.metrics.DeviceMetrics;
+import io.flinkgpu.inference.operator.metrics.InferenceMetrics;
 import io.flinkgpu.inference.model.ModelCache;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelLease;
@@ -238,8 +238,8 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
     }
 
     /**
-     * A record from the coordinator's control topic (see {@link ControlledGpuInferenceOperator}):
-     * this subtask's LOAD/UNLOAD commands of a newer plan are applied, anything else is ignored.
+     * A plan the control plane's gate applied (see {@link ControlledGpuInferenceOperator}): this
+     * subtask's LOAD/UNLOAD commands of a plan newer than the one applied are carried out.
      */
     protected void processControl(byte[] record) {
         try {

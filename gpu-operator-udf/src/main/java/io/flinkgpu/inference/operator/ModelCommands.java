@@ -9,8 +9,10 @@ import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.ProtocolException;
 import io.flinkgpu.contract.control.ControlMessage;
-import io.flinkgpu.contract.control.ControlPlanState;
+import io.flinkgpu.contract.control.ControlMessageCodec;
+import io.flinkgpu.contract.control.InvalidControlMessageException;
 import io.flinkgpu.contract.control.SubtaskCommand;
+import io.flinkgpu.contract.metrics.MetricNames;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,9 +26,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The inference subtask's side of the coordinator's plans: every subtask sees every control
- * record, keeps the newest valid plan by epoch ({@link ControlPlanState}: invalid and stale
- * records are counted and ignored) and applies the plan's commands addressed to its own index.
+ * The inference subtask's side of the coordinator's plans: every subtask receives each plan the
+ * control plane's gate ({@link PlanRouter}) applied, and carries out the plan's commands addressed
+ * to its own index. Invalid and stale control records are judged and counted at the gate only;
+ * here a plan whose epoch is not newer than the one applied (a replay after a restore) is skipped.
  * LOAD pins the model in this subtask's {@link ModelCache}: it is loaded and warmed up at once,
  * ahead of its traffic, and kept through idle eviction; UNLOAD unpins it and unloads it once no
  * batch holds it. Loads run in command order on one thread of their own, never on the mailbox
@@ -54,10 +57,10 @@ final class ModelCommands implements AutoCloseable {
     private final ExecutorService loader;
     /** LOADs in force, by model and version (mailbox thread only). */
     private final Map<String, SubtaskCommand> loads = new LinkedHashMap<>();
-    private ControlPlanState plans = new ControlPlanState();
     private Counter applied;
     private Counter failed;
-    private Counter ignored;
+    /** Plans received but not applied: unreadable, or not newer than {@link #epoch}. */
+    private long ignored;
     private volatile long epoch;
 
     ModelCommands(int subtask, ModelRepository repository, ModelCache cache) {
@@ -72,23 +75,20 @@ final class ModelCommands implements AutoCloseable {
     }
 
     /**
-     * Metrics under {@code gpu_inference.control}: the applied plan epoch, commands applied and
-     * failed, control records ignored (invalid or stale), models pinned.
+     * Metrics under {@code gpu_inference.control}, beside the gate's: the epoch whose commands this
+     * subtask applied, commands applied and failed, models pinned.
      */
     void registerMetrics(MetricGroup operatorGroup) {
-        MetricGroup control = operatorGroup.addGroup(io.flinkgpu.inference.metrics.InferenceMetrics.GROUP)
-                .addGroup("control");
-        applied = control.counter("commandsApplied");
-        failed = control.counter("commandsFailed");
-        ignored = control.counter("recordsIgnored");
-        control.gauge("planEpoch", () -> epoch);
-        control.gauge("modelsPinned", () -> cache.pinnedModels().size());
+        MetricGroup control = operatorGroup.addGroup(MetricNames.GROUP).addGroup(MetricNames.CONTROL);
+        applied = control.counter(MetricNames.COMMANDS_APPLIED);
+        failed = control.counter(MetricNames.COMMANDS_FAILED);
+        control.gauge(MetricNames.PLAN_EPOCH, () -> epoch);
+        control.gauge(MetricNames.MODELS_PINNED, () -> cache.pinnedModels().size());
     }
 
     /** Restores from union state (every subtask's entry): the newest epoch, and this subtask's LOADs, applied again. */
     void restore(Iterable<String> state) {
         long newest = 0;
-        ControlMessage restoredPlan = null;
         for (String json : state) {
             Applied a;
             try {
@@ -104,10 +104,6 @@ final class ModelCommands implements AutoCloseable {
                 }
             }
         }
-        if (newest > 0) {
-            restoredPlan = ControlMessage.of(newest, 0, 0, List.of(), List.of(), "restored");
-        }
-        plans = new ControlPlanState(restoredPlan);
         epoch = newest;
         if (!loads.isEmpty()) {
             LOG.info("Subtask {} restored plan epoch {}; loading {} pinned models again", subtask, newest,
@@ -126,13 +122,21 @@ final class ModelCommands implements AutoCloseable {
         }
     }
 
-    /** One control record, on the mailbox thread. Never throws. */
+    /** One plan applied by the gate (its JSON), on the mailbox thread. Never throws. */
     void offer(byte[] record) {
-        if (plans.offer(record) != ControlPlanState.Outcome.APPLIED) {
-            ignored.inc();
+        ControlMessage plan;
+        try {
+            plan = ControlMessageCodec.decode(record);
+        } catch (InvalidControlMessageException e) {
+            ignored++; // only a record that bypassed the gate gets here
+            LOG.warn("Subtask {} ignores an unreadable plan: {}", subtask, e.getMessage());
             return;
         }
-        ControlMessage plan = plans.current();
+        if (plan.epoch() <= epoch) {
+            ignored++;
+            LOG.info("Subtask {} skips plan epoch {}: already applied epoch {}", subtask, plan.epoch(), epoch);
+            return;
+        }
         epoch = plan.epoch();
         for (SubtaskCommand c : plan.commands()) {
             if (c.subtask() != subtask) {
@@ -208,7 +212,7 @@ final class ModelCommands implements AutoCloseable {
     }
 
     long ignoredCount() {
-        return ignored.getCount();
+        return ignored;
     }
 
     @Override

@@ -32,6 +32,8 @@ public final class MetricNames {
     public static final String IN_FLIGHT_BATCHES = "inFlightBatches";
     public static final String LOADED_MODELS = "loadedModels";
     public static final String ERRORS = "errors";
+    /** Of the job's parse operator: records decoded into requests (the rest are dead letters). */
+    public static final String DECODED_REQUESTS = "decodedRequests";
 
     // Per model and version.
     public static final String BATCHES = "batches";

@@ -1,5 +1,6 @@
-package io.flinkgpu.inference.device;
+package io.flinkgpu.inference.operator.resource;
 
+import io.flinkgpu.inference.device.CudaProbe;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   external-resources: gpu
  *   external-resource.gpu.amount: 1
- *   external-resource.gpu.driver-factory.class: io.flinkgpu.inference.device.GpuExternalResourceDriverFactory
+ *   external-resource.gpu.driver-factory.class: io.flinkgpu.inference.operator.resource.GpuExternalResourceDriverFactory
  * </pre>
  *
  * Each TaskManager reports up to {@code amount} GPUs with an {@code index} (the CUDA ordinal),

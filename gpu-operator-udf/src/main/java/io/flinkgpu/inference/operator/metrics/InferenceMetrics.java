@@ -1,5 +1,6 @@
-package io.flinkgpu.inference.metrics;
+package io.flinkgpu.inference.operator.metrics;
 
+import io.flinkgpu.contract.metrics.MetricNames;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.qos.LatencyModel;
@@ -19,7 +20,7 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
  * labels.
  */
 public final class InferenceMetrics {
-    public static final String GROUP = "gpu_inference";
+    public static final String GROUP = MetricNames.GROUP;
     static final int HISTOGRAM_WINDOW = 1024;
 
     private final MetricGroup group;
@@ -51,16 +52,16 @@ public final class InferenceMetrics {
     public InferenceMetrics(MetricGroup operatorGroup, LongSupplier queuedRequests, LongSupplier inFlightBatches,
             LongSupplier loadedModels, ModelGauges gauges) {
         this.group = operatorGroup.addGroup(GROUP);
-        this.requestsIn = group.counter("requestsIn");
-        this.responsesOut = group.counter("responsesOut");
-        this.recordFailures = group.counter("recordFailures");
-        this.deadLetters = group.counter("deadLetters");
-        this.isolatedRequests = group.counter("isolatedRequests");
-        this.isolationRuns = group.counter("isolationRuns");
+        this.requestsIn = group.counter(MetricNames.REQUESTS_IN);
+        this.responsesOut = group.counter(MetricNames.RESPONSES_OUT);
+        this.recordFailures = group.counter(MetricNames.RECORD_FAILURES);
+        this.deadLetters = group.counter(MetricNames.DEAD_LETTERS);
+        this.isolatedRequests = group.counter(MetricNames.ISOLATED_REQUESTS);
+        this.isolationRuns = group.counter(MetricNames.ISOLATION_RUNS);
         this.gauges = gauges;
-        group.gauge("queuedRequests", queuedRequests::getAsLong);
-        group.gauge("inFlightBatches", inFlightBatches::getAsLong);
-        group.gauge("loadedModels", loadedModels::getAsLong);
+        group.gauge(MetricNames.QUEUED_REQUESTS, queuedRequests::getAsLong);
+        group.gauge(MetricNames.IN_FLIGHT_BATCHES, inFlightBatches::getAsLong);
+        group.gauge(MetricNames.LOADED_MODELS, loadedModels::getAsLong);
     }
 
     /** Per-model metrics. */
@@ -77,23 +78,23 @@ public final class InferenceMetrics {
         final MetricGroup modelGroup;
 
         ModelMetrics(ModelId id) {
-            modelGroup = group.addGroup("model", id.name()).addGroup("version", id.version());
-            requestsIn = modelGroup.counter("requestsIn");
-            responsesOut = modelGroup.counter("responsesOut");
-            batches = modelGroup.counter("batches");
-            batchSize = modelGroup.histogram("batchSize", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
-            queueLatencyUs = modelGroup.histogram("queueLatencyUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            modelGroup = group.addGroup(MetricNames.MODEL, id.name()).addGroup(MetricNames.VERSION, id.version());
+            requestsIn = modelGroup.counter(MetricNames.REQUESTS_IN);
+            responsesOut = modelGroup.counter(MetricNames.RESPONSES_OUT);
+            batches = modelGroup.counter(MetricNames.BATCHES);
+            batchSize = modelGroup.histogram(MetricNames.BATCH_SIZE, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            queueLatencyUs = modelGroup.histogram(MetricNames.QUEUE_LATENCY_US, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             inferenceLatencyUs =
-                    modelGroup.histogram("inferenceLatencyUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+                    modelGroup.histogram(MetricNames.INFERENCE_LATENCY_US, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             predictionErrorUs =
-                    modelGroup.histogram("latencyPredictionErrorUs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
-            modelGroup.gauge("queuedSamples", () -> gauges.queuedSamples(id));
-            modelGroup.gauge("batchCap", () -> gauges.batchCap(id));
-            modelGroup.gauge("latencyModelAlphaUs", () -> {
+                    modelGroup.histogram(MetricNames.LATENCY_PREDICTION_ERROR_US, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            modelGroup.gauge(MetricNames.QUEUED_SAMPLES, () -> gauges.queuedSamples(id));
+            modelGroup.gauge(MetricNames.BATCH_CAP, () -> gauges.batchCap(id));
+            modelGroup.gauge(MetricNames.LATENCY_MODEL_ALPHA_US, () -> {
                 LatencyModel m = gauges.latencyModel(id);
                 return m == null ? 0.0 : m.alphaNanos() / 1000;
             });
-            modelGroup.gauge("latencyModelBetaUs", () -> {
+            modelGroup.gauge(MetricNames.LATENCY_MODEL_BETA_US, () -> {
                 LatencyModel m = gauges.latencyModel(id);
                 return m == null ? 0.0 : m.betaNanos() / 1000;
             });
@@ -130,7 +131,7 @@ public final class InferenceMetrics {
                 c = m.tenants.get(name);
             }
             if (c == null) {
-                c = m.modelGroup.addGroup("tenant", name).counter("requestsIn");
+                c = m.modelGroup.addGroup(MetricNames.TENANT, name).counter(MetricNames.REQUESTS_IN);
                 m.tenants.put(name, c);
             }
         }
@@ -157,13 +158,13 @@ public final class InferenceMetrics {
     public void responseOut(ModelId id, ErrorCode error) {
         responsesOut.inc();
         if (error != null) {
-            errors.computeIfAbsent(error, c -> group.addGroup("error", c.name()).counter("errors")).inc();
+            errors.computeIfAbsent(error, c -> group.addGroup(MetricNames.ERROR, c.name()).counter(MetricNames.ERRORS)).inc();
         }
         if (id != null) {
             ModelMetrics m = model(id);
             m.responsesOut.inc();
             if (error != null) {
-                m.errors.computeIfAbsent(error, c -> m.modelGroup.addGroup("error", c.name()).counter("errors")).inc();
+                m.errors.computeIfAbsent(error, c -> m.modelGroup.addGroup(MetricNames.ERROR, c.name()).counter(MetricNames.ERRORS)).inc();
             }
         }
     }

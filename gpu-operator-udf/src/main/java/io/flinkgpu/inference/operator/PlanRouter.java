@@ -1,11 +1,12 @@
-package io.flinkgpu.job;
+package io.flinkgpu.inference.operator;
 
-import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ControlMessageCodec;
 import io.flinkgpu.contract.control.ControlPlanState;
 import io.flinkgpu.contract.control.InvalidControlMessageException;
+import io.flinkgpu.contract.metrics.MetricNames;
 import io.flinkgpu.inference.control.RoutingTable;
+import io.flinkgpu.inference.protocol.InferenceRequest;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.Partitioner;
@@ -19,17 +20,23 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Routes each request to an inference subtask from the scheduler coordinator's plan: the plan
- * arrives on the control topic as a broadcast stream and is kept in broadcast state (so it is in
- * every checkpoint and savepoint); requests of a model the plan routes go to its subtasks by
- * smooth weighted round robin on the plan's weights; anything else (no plan yet, a model the plan
- * does not cover) keeps the default hash routing of {@link ModelPartitioner}. Control records
- * pass {@link ControlPlanState}: invalid ones and older epochs are logged, counted and ignored,
- * never failing the job. Emits (target subtask, request) for {@link TargetPartitioner}.
+ * The control plane's one gate, and the router: every control record (the coordinator's plans,
+ * broadcast to each parallel instance) passes {@link ControlPlanState} here and nowhere else;
+ * invalid ones and older epochs are logged, counted and ignored, never failing the job. The plan
+ * in force is broadcast state (so it is in every checkpoint and savepoint). Requests of a model the
+ * plan routes go to its inference subtasks by smooth weighted round robin on the plan's weights
+ * ({@link RoutingTable}); anything else (no plan yet, a model the plan does not cover) keeps the
+ * default hash routing of {@link ModelPartitioner}. Emits (target subtask, request) for
+ * {@link TargetPartitioner}.
+ *
+ * <p>Each plan this gate applies is also emitted once, by instance 0, on {@link #APPLIED_PLANS}
+ * (its canonical JSON): the inference subtasks take their LOAD/UNLOAD commands from there, so a
+ * control record is decoded and judged once. {@link GpuInference#apply} wires both.
  */
 public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest, byte[], Tuple2<Integer, InferenceRequest>> {
     private static final long serialVersionUID = 1L;
@@ -39,6 +46,10 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
     public static final MapStateDescriptor<String, byte[]> PLAN_STATE =
             new MapStateDescriptor<>("coordinator-plan", Types.STRING, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
     static final String PLAN_KEY = "plan";
+
+    /** Plans applied by the gate, once each (from instance 0), as canonical JSON. */
+    public static final OutputTag<byte[]> APPLIED_PLANS =
+            new OutputTag<>("applied-plans", PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
 
     private final int inferenceParallelism;
     private transient RoutingTable table;
@@ -55,11 +66,12 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
 
     @Override
     public void open(OpenContext openContext) {
-        MetricGroup control = getRuntimeContext().getMetricGroup().addGroup("control");
-        applied = control.counter("plansApplied");
-        stale = control.counter("plansIgnoredStale");
-        invalid = control.counter("recordsInvalid");
-        control.gauge("planEpoch", () -> epoch);
+        MetricGroup control = getRuntimeContext().getMetricGroup().addGroup(MetricNames.GROUP)
+                .addGroup(MetricNames.CONTROL);
+        applied = control.counter(MetricNames.PLANS_APPLIED);
+        stale = control.counter(MetricNames.PLANS_IGNORED_STALE);
+        invalid = control.counter(MetricNames.RECORDS_INVALID);
+        control.gauge(MetricNames.PLAN_EPOCH, () -> epoch);
         table = new RoutingTable(null, inferenceParallelism);
         tableSource = null;
     }
@@ -95,9 +107,16 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         ControlPlanState gate = new ControlPlanState(current(ctx.getBroadcastState(PLAN_STATE)));
         switch (gate.offer(record)) {
             case APPLIED -> {
-                ctx.getBroadcastState(PLAN_STATE).put(PLAN_KEY, ControlMessageCodec.encode(gate.current()));
+                byte[] encoded = ControlMessageCodec.encode(gate.current());
+                ctx.getBroadcastState(PLAN_STATE).put(PLAN_KEY, encoded);
+                // The table follows the new plan at once: requests need not decode the state again.
+                table = new RoutingTable(gate.current(), inferenceParallelism);
+                tableSource = encoded;
                 applied.inc();
                 epoch = gate.currentEpoch();
+                if (getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
+                    ctx.output(APPLIED_PLANS, encoded);
+                }
             }
             case STALE -> stale.inc();
             case INVALID -> invalid.inc();

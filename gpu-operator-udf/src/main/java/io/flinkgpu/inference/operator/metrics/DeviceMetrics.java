@@ -1,5 +1,6 @@
-package io.flinkgpu.inference.metrics;
+package io.flinkgpu.inference.operator.metrics;
 
+import io.flinkgpu.contract.metrics.MetricNames;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceTelemetry;
 import io.flinkgpu.inference.model.ModelCache;
@@ -33,28 +34,28 @@ public final class DeviceMetrics implements ModelCache.Listener {
 
     public DeviceMetrics(MetricGroup operatorGroup, Device device) {
         this.device = device;
-        this.group = operatorGroup.addGroup(InferenceMetrics.GROUP).addGroup("device", device.id());
-        coldLoads = group.counter("modelLoads");
-        swapIns = group.counter("modelSwapIns");
-        evictions = group.counter("modelEvictions");
-        loadFailures = group.counter("modelLoadFailures");
-        coldLoadLatencyUs = group.histogram("modelLoadLatencyUs",
+        this.group = operatorGroup.addGroup(InferenceMetrics.GROUP).addGroup(MetricNames.DEVICE, device.id());
+        coldLoads = group.counter(MetricNames.MODEL_LOADS);
+        swapIns = group.counter(MetricNames.MODEL_SWAP_INS);
+        evictions = group.counter(MetricNames.MODEL_EVICTIONS);
+        loadFailures = group.counter(MetricNames.MODEL_LOAD_FAILURES);
+        coldLoadLatencyUs = group.histogram(MetricNames.MODEL_LOAD_LATENCY_US,
                 new DescriptiveStatisticsHistogram(InferenceMetrics.HISTOGRAM_WINDOW));
-        swapInLatencyUs = group.histogram("swapInLatencyUs",
+        swapInLatencyUs = group.histogram(MetricNames.SWAP_IN_LATENCY_US,
                 new DescriptiveStatisticsHistogram(InferenceMetrics.HISTOGRAM_WINDOW));
-        group.gauge("memoryUsedBytes", () -> telemetry().memoryUsedBytes());
-        group.gauge("memoryTotalBytes", () -> telemetry().memoryTotalBytes());
-        group.gauge("utilization", () -> telemetry().utilization());
-        group.gauge("temperatureCelsius", () -> telemetry().temperatureCelsius());
-        group.gauge("powerWatts", () -> telemetry().powerWatts());
-        group.gauge("healthy", () -> device.isHealthy() ? 1 : 0);
+        group.gauge(MetricNames.MEMORY_USED_BYTES, () -> telemetry().memoryUsedBytes());
+        group.gauge(MetricNames.MEMORY_TOTAL_BYTES, () -> telemetry().memoryTotalBytes());
+        group.gauge(MetricNames.UTILIZATION, () -> telemetry().utilization());
+        group.gauge(MetricNames.TEMPERATURE_CELSIUS, () -> telemetry().temperatureCelsius());
+        group.gauge(MetricNames.POWER_WATTS, () -> telemetry().powerWatts());
+        group.gauge(MetricNames.HEALTHY, () -> device.isHealthy() ? 1 : 0);
     }
 
     /** Adds the gauges that read the device's model cache. */
     public DeviceMetrics watch(ModelCache cache) {
-        group.gauge("modelsLoaded", cache::loadedCount);
-        group.gauge("modelsOnHost", () -> cache.hostModels().size());
-        group.gauge("hostCacheBytes", cache::hostBytes);
+        group.gauge(MetricNames.MODELS_LOADED, cache::loadedCount);
+        group.gauge(MetricNames.MODELS_ON_HOST, () -> cache.hostModels().size());
+        group.gauge(MetricNames.HOST_CACHE_BYTES, cache::hostBytes);
         return this;
     }
 

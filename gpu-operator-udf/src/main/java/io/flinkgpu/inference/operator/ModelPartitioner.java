@@ -1,4 +1,4 @@
-package io.flinkgpu.job;
+package io.flinkgpu.inference.operator;
 
 import org.apache.flink.api.common.functions.Partitioner;
 

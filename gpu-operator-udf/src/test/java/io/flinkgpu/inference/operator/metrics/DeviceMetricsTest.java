@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.metrics;
+package io.flinkgpu.inference.operator.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
