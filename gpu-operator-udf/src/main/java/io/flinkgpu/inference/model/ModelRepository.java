@@ -39,8 +39,8 @@ import org.slf4j.LoggerFactory;
  * config is invalid is skipped with a log line rather than failing the whole repository.
  *
  * <p>Hot reload: {@link #scan} reads what is on disk without serving it, and {@link #publish}
- * switches one model to a new entry atomically (readers see an immutable snapshot), so that
- * {@link ModelReloader} can load and warm up a new version before traffic moves to it. Configs
+ * switches one model to a new entry atomically (readers see an immutable snapshot), so that a
+ * hot reload can load and warm up a new version before traffic moves to it. Configs
  * of versions no longer served stay known, so requests already pinned to them can finish.
  */
 public final class ModelRepository {

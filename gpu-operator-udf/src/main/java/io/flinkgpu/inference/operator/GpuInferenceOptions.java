@@ -1,8 +1,8 @@
 package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.batching.BatchingConfig;
-import io.flinkgpu.inference.model.ModelCacheSettings;
 import io.flinkgpu.inference.admission.ValidationLimits;
+import io.flinkgpu.inference.cache.ModelCacheSettings;
 import java.time.Duration;
 import java.util.List;
 import org.apache.flink.configuration.ConfigOption;

@@ -1,11 +1,11 @@
 package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.batching.BatchingConfig;
+import io.flinkgpu.inference.cache.ModelCache;
+import io.flinkgpu.inference.cache.ModelCacheSettings;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceSettings;
 import io.flinkgpu.inference.model.BatchingSettings;
-import io.flinkgpu.inference.model.ModelCache;
-import io.flinkgpu.inference.model.ModelCacheSettings;
 import io.flinkgpu.inference.model.ModelConfig;
 import io.flinkgpu.inference.admission.ValidationLimits;
 import io.flinkgpu.inference.qos.TenantRegistry;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.flinkgpu.inference.model.ModelCache;
+import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.ProtocolException;

@@ -2,7 +2,7 @@ package io.flinkgpu.inference.operator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flinkgpu.inference.model.ModelCache;
+import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;

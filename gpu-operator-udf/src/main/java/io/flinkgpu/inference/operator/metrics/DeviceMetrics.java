@@ -1,9 +1,9 @@
 package io.flinkgpu.inference.operator.metrics;
 
 import io.flinkgpu.contract.metrics.MetricNames;
+import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceTelemetry;
-import io.flinkgpu.inference.model.ModelCache;
 import io.flinkgpu.inference.model.ModelId;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.metrics.Counter;

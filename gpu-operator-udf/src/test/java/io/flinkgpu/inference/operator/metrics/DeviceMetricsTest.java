@@ -2,12 +2,12 @@ package io.flinkgpu.inference.operator.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinkgpu.inference.cache.ModelCache;
+import io.flinkgpu.inference.cache.ModelCacheSettings;
+import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.device.SimulatedDevice;
 import io.flinkgpu.inference.device.SpeedModel;
-import io.flinkgpu.inference.model.ModelCache;
-import io.flinkgpu.inference.model.ModelCacheSettings;
 import io.flinkgpu.inference.model.ModelId;
-import io.flinkgpu.inference.model.ModelLease;
 import io.flinkgpu.inference.model.ModelRepository;
 import java.nio.file.Path;
 import java.time.Duration;

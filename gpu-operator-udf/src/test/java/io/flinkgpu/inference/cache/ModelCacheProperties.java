@@ -1,9 +1,11 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinkgpu.inference.device.SimulatedDevice;
 import io.flinkgpu.inference.device.SpeedModel;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.model.ModelRepository;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,7 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.model.ModelRepository;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

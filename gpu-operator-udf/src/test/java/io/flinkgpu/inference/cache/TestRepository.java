@@ -1,7 +1,8 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.ProtocolException;
 import io.flinkgpu.inference.protocol.RequestParameters;

@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
 import java.io.Serializable;
 import java.time.Duration;

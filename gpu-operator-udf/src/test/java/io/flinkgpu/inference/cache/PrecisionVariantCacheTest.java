@@ -1,4 +1,4 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinkgpu.inference.device.SimulatedDevice;
 import io.flinkgpu.inference.device.SpeedModel;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.Tensor;
 import java.nio.file.Files;

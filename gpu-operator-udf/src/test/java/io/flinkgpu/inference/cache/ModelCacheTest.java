@@ -1,7 +1,7 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
-import static io.flinkgpu.inference.model.TestRepository.echoRequest;
-import static io.flinkgpu.inference.model.TestRepository.resolve;
+import static io.flinkgpu.inference.cache.TestRepository.echoRequest;
+import static io.flinkgpu.inference.cache.TestRepository.resolve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,6 +12,8 @@ import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceKind;
 import io.flinkgpu.inference.device.SimulatedDevice;
 import io.flinkgpu.inference.device.SpeedModel;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.Tensor;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -398,10 +400,10 @@ class ModelCacheTest {
                 .add("explicit", "echo-fp32", c -> c.putObject("warmup").putArray("batch_sizes").add(3).add(64), "1");
         ModelRepository r = repo.open();
 
-        assertThat(ModelCache.warmupBatchSizes(resolve(r, "default").config(), 32)).containsExactly(1, 16);
-        assertThat(ModelCache.warmupBatchSizes(resolve(r, "default").config(), 4)).containsExactly(1, 4);
-        assertThat(ModelCache.warmupBatchSizes(resolve(r, "preferred").config(), 32)).containsExactly(1, 2, 8, 16);
-        assertThat(ModelCache.warmupBatchSizes(resolve(r, "explicit").config(), 32)).as("capped at max_batch_size 16")
+        assertThat(WarmUp.batchSizes(resolve(r, "default").config(), 32)).containsExactly(1, 16);
+        assertThat(WarmUp.batchSizes(resolve(r, "default").config(), 4)).containsExactly(1, 4);
+        assertThat(WarmUp.batchSizes(resolve(r, "preferred").config(), 32)).containsExactly(1, 2, 8, 16);
+        assertThat(WarmUp.batchSizes(resolve(r, "explicit").config(), 32)).as("capped at max_batch_size 16")
                 .containsExactly(3);
     }
 

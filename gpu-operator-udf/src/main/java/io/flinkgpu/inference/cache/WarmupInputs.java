@@ -1,5 +1,7 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
+import io.flinkgpu.inference.model.ModelConfig;
+import io.flinkgpu.inference.model.TensorSpec;
 import io.flinkgpu.inference.protocol.DataType;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.RequestParameters;

@@ -1,7 +1,7 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
-import static io.flinkgpu.inference.model.TestRepository.echoRequest;
-import static io.flinkgpu.inference.model.TestRepository.resolve;
+import static io.flinkgpu.inference.cache.TestRepository.echoRequest;
+import static io.flinkgpu.inference.cache.TestRepository.resolve;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.onnxruntime.OrtEnvironment;
@@ -10,6 +10,8 @@ import ai.onnxruntime.OrtSession;
 import io.flinkgpu.inference.device.CpuDevice;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceKind;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.model.ModelRepository;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,6 +1,7 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
 import io.flinkgpu.inference.execution.OnnxModel;
+import io.flinkgpu.inference.model.ModelId;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**

@@ -1,11 +1,13 @@
-package io.flinkgpu.inference.model;
+package io.flinkgpu.inference.cache;
 
-import static io.flinkgpu.inference.model.TestRepository.resolve;
+import static io.flinkgpu.inference.cache.TestRepository.resolve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinkgpu.inference.device.CpuDevice;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.ProtocolException;
 import java.nio.file.Files;
