@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flinkgpu.coordinator.realize.ParallelismRealizer;
+import io.flinkgpu.coordinator.realize.AdaptiveSchedulerRescaler;
 import io.flinkgpu.coordinator.realize.Rescalers;
-import io.flinkgpu.coordinator.realize.SavepointRescaler;
+import io.flinkgpu.coordinator.realize.StopWithSavepointRescaler;
 import io.flinkgpu.job.UpgradedInferenceJobMain;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
@@ -232,14 +232,14 @@ class MultiProcessClusterTest {
         // endpoint refuses an update, and the coordinator's fallback stops with a savepoint and
         // resubmits the jar at the new parallelism.
         createTopics("rescale");
-        List<String> args = SavepointRescaler.withParallelism(jobArgs("rescale",
+        List<String> args = StopWithSavepointRescaler.withParallelism(jobArgs("rescale",
                 "--inference.device.type", "simulated", "--inference.device.simulated.count", "2"), 1);
         String v1 = cluster.runJar(jobJarId, null, 1, null, args);
         cluster.awaitJob(v1, "RUNNING"::equals, Duration.ofSeconds(90));
         String inference = cluster.vertex(v1, "GPU inference");
-        ParallelismRealizer adaptive = new ParallelismRealizer(cluster.rest(), Duration.ofSeconds(10));
-        SavepointRescaler savepoint = new SavepointRescaler(cluster.rest(), jobJarId, args, "", Duration.ofSeconds(10),
-                Duration.ofSeconds(90));
+        AdaptiveSchedulerRescaler adaptive = new AdaptiveSchedulerRescaler(cluster.rest(), Duration.ofSeconds(10));
+        StopWithSavepointRescaler savepoint = new StopWithSavepointRescaler(cluster.rest(), jobJarId, args, "",
+                Duration.ofSeconds(10), Duration.ofSeconds(90));
         try (RequestTraffic t = traffic("rescale", RATE)) {
             awaitAnswers(t, 300, Duration.ofSeconds(60));
             assertThatThrownBy(() -> adaptive.setParallelism(v1, inference, 2))

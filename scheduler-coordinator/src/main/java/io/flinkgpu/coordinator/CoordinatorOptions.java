@@ -1,6 +1,7 @@
 package io.flinkgpu.coordinator;
 
 import io.flinkgpu.coordinator.plan.PlannerSettings;
+import io.flinkgpu.coordinator.realize.RescalerSettings;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.flink.configuration.ConfigOption;
@@ -221,6 +222,12 @@ public final class CoordinatorOptions {
         return new PlannerSettings(c.get(TARGET_UTILIZATION), c.get(HYSTERESIS), c.get(HOT_THRESHOLD),
                 c.get(MOVE_PENALTY), c.get(MIN_MOVE_INTERVAL).toMillis(), c.get(REVERSAL_WINDOW).toMillis(),
                 c.get(MAX_REVERSALS), c.get(MAX_MOVES_PER_PLAN));
+    }
+
+    /** What {@code coordinator.parallelism.mode} asks for, with the REST endpoint and the resubmission's jar. */
+    public static RescalerSettings rescalerSettings(ReadableConfig c) {
+        return new RescalerSettings(c.get(PARALLELISM_MODE), c.get(REST_URL), c.get(REST_TIMEOUT), c.get(JAR_ID),
+                c.get(PROGRAM_ARGS), c.get(SAVEPOINT_DIR));
     }
 
     /** An option's description as plain text. */

@@ -99,24 +99,6 @@ class CoordinatorTest {
     }
 
     @Test
-    void onlyProportionsOfRoutingWeightsCountAsAChange() {
-        List<io.flinkgpu.contract.control.ModelRoute> one = List.of(new io.flinkgpu.contract.control.ModelRoute("m",
-                List.of(new RouteTarget(0, 0.4)), "r"));
-        List<io.flinkgpu.contract.control.ModelRoute> oneOther = List.of(new io.flinkgpu.contract.control.ModelRoute(
-                "m", List.of(new RouteTarget(0, 0.9)), "r"));
-        assertThat(Coordinator.routesChanged(one, oneOther, 0.2)).isFalse();
-        List<io.flinkgpu.contract.control.ModelRoute> two = List.of(new io.flinkgpu.contract.control.ModelRoute("m",
-                List.of(new RouteTarget(0, 0.5), new RouteTarget(1, 0.5)), "r"));
-        List<io.flinkgpu.contract.control.ModelRoute> twoScaled = List.of(new io.flinkgpu.contract.control.ModelRoute(
-                "m", List.of(new RouteTarget(0, 0.2), new RouteTarget(1, 0.2)), "r"));
-        List<io.flinkgpu.contract.control.ModelRoute> twoSkewed = List.of(new io.flinkgpu.contract.control.ModelRoute(
-                "m", List.of(new RouteTarget(0, 0.8), new RouteTarget(1, 0.2)), "r"));
-        assertThat(Coordinator.routesChanged(two, twoScaled, 0.2)).isFalse();
-        assertThat(Coordinator.routesChanged(two, twoSkewed, 0.2)).isTrue();
-        assertThat(Coordinator.routesChanged(one, two, 0.2)).isTrue();
-    }
-
-    @Test
     void noFirstPlanIsPublishedBeforeThereIsAModelToRoute() {
         FakeCluster idle = new FakeCluster(2, 2);
         RecordingRealizer realizer = new RecordingRealizer();

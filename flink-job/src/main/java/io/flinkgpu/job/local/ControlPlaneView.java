@@ -1,10 +1,10 @@
 package io.flinkgpu.job.local;
 
 import io.flinkgpu.coordinator.Coordinator;
-import io.flinkgpu.coordinator.CoordinatorService;
 import io.flinkgpu.coordinator.evaluate.Demand;
 import io.flinkgpu.coordinator.evaluate.DeviceLoad;
 import io.flinkgpu.coordinator.plan.Decision;
+import io.flinkgpu.coordinator.service.CoordinatorService;
 import io.flinkgpu.coordinator.state.StateStore;
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ModelRoute;

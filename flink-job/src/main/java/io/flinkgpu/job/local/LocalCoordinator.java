@@ -3,7 +3,7 @@ package io.flinkgpu.job.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinkgpu.coordinator.CoordinatorOptions;
-import io.flinkgpu.coordinator.CoordinatorService;
+import io.flinkgpu.coordinator.service.CoordinatorService;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.job.InferenceJobOptions;
 import java.io.IOException;

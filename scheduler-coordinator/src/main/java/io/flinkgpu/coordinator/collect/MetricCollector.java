@@ -2,6 +2,7 @@ package io.flinkgpu.coordinator.collect;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinkgpu.contract.metrics.MetricNames;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -28,11 +29,20 @@ import java.util.TreeMap;
  * </ol>
  *
  * Operator metrics appear in REST as {@code <operator name>.gpu_inference.<name>}; everything
- * after {@code gpu_inference.} is matched against the names in docs/METRICS.md. Flink's REST
- * names replace ':' by '_', so device ids are mapped back ({@code sim_0} -> {@code sim:0}).
+ * after {@code gpu_inference.} is matched against the operator's own names ({@link MetricNames},
+ * listed in docs/METRICS.md). Flink's REST names replace ':' by '_', so device ids are mapped
+ * back ({@code sim_0} -> {@code sim:0}).
  */
 public final class MetricCollector implements MetricSource {
-    static final String GROUP = "gpu_inference.";
+    private static final String GROUP = MetricNames.GROUP + ".";
+    private static final String DEVICE_GROUP = MetricNames.DEVICE + ".";
+    private static final String MODEL_GROUP = MetricNames.MODEL + ".";
+    private static final String VERSION_GROUP = "." + MetricNames.VERSION + ".";
+    private static final String TENANT_GROUP = MetricNames.TENANT + ".";
+    private static final String TENANT_REQUESTS_IN = "." + MetricNames.REQUESTS_IN;
+    /** Flink's own task metrics (not the operator's): how busy and how backpressured a subtask is. */
+    private static final String BUSY_TIME = "busyTimeMsPerSecond";
+    private static final String BACK_PRESSURED_TIME = "backPressuredTimeMsPerSecond";
     private static final int NAMES_PER_REQUEST = 40;
 
     private final HttpClient http;
@@ -115,7 +125,7 @@ public final class MetricCollector implements MetricSource {
     }
 
     private static boolean wanted(String id) {
-        return id.contains(GROUP) || id.equals("busyTimeMsPerSecond") || id.equals("backPressuredTimeMsPerSecond");
+        return id.contains(GROUP) || id.equals(BUSY_TIME) || id.equals(BACK_PRESSURED_TIME);
     }
 
     private static double parse(String s) {
@@ -141,26 +151,26 @@ public final class MetricCollector implements MetricSource {
                 continue;
             }
             String name = id.substring(at + GROUP.length());
-            if (name.startsWith("device.")) {
-                String rest = name.substring("device.".length());
+            if (name.startsWith(DEVICE_GROUP)) {
+                String rest = name.substring(DEVICE_GROUP.length());
                 int dot = rest.lastIndexOf('.');
                 if (dot <= 0) {
                     continue;
                 }
                 device = deviceId(rest.substring(0, dot));
                 switch (rest.substring(dot + 1)) {
-                    case "memoryUsedBytes" -> memUsed = e.getValue();
-                    case "memoryTotalBytes" -> memTotal = e.getValue();
-                    case "utilization" -> util = e.getValue();
+                    case MetricNames.MEMORY_USED_BYTES -> memUsed = e.getValue();
+                    case MetricNames.MEMORY_TOTAL_BYTES -> memTotal = e.getValue();
+                    case MetricNames.UTILIZATION -> util = e.getValue();
                     default -> { }
                 }
-            } else if (name.startsWith("model.")) {
-                int v = name.lastIndexOf(".version.");
+            } else if (name.startsWith(MODEL_GROUP)) {
+                int v = name.lastIndexOf(VERSION_GROUP);
                 if (v < 0) {
                     continue;
                 }
-                String model = name.substring("model.".length(), v);
-                String rest = name.substring(v + ".version.".length());
+                String model = name.substring(MODEL_GROUP.length(), v);
+                String rest = name.substring(v + VERSION_GROUP.length());
                 int dot = rest.indexOf('.');
                 if (dot <= 0) {
                     continue;
@@ -168,7 +178,7 @@ public final class MetricCollector implements MetricSource {
                 String version = rest.substring(0, dot);
                 String metric = rest.substring(dot + 1);
                 perModel.computeIfAbsent(model + "\u0000" + version, k -> new LinkedHashMap<>()).put(metric, e.getValue());
-            } else if (name.equals("queuedRequests")) {
+            } else if (name.equals(MetricNames.QUEUED_REQUESTS)) {
                 queued = e.getValue();
             }
         }
@@ -177,21 +187,24 @@ public final class MetricCollector implements MetricSource {
             String[] mv = key.split("\u0000", 2);
             Map<String, Double> tenants = new TreeMap<>();
             m.forEach((metric, value) -> {
-                if (metric.startsWith("tenant.") && metric.endsWith(".requestsIn")) {
-                    tenants.put(metric.substring("tenant.".length(), metric.length() - ".requestsIn".length()), value);
+                if (metric.startsWith(TENANT_GROUP) && metric.endsWith(TENANT_REQUESTS_IN)) {
+                    tenants.put(metric.substring(TENANT_GROUP.length(), metric.length() - TENANT_REQUESTS_IN.length()),
+                            value);
                 }
             });
-            models.add(new ModelSample(mv[0], mv[1], m.getOrDefault("requestsIn", Double.NaN),
-                    m.getOrDefault("responsesOut", Double.NaN), m.getOrDefault("batches", Double.NaN),
-                    m.getOrDefault("queuedSamples", Double.NaN), m.getOrDefault("batchSize_mean", Double.NaN),
-                    m.getOrDefault("inferenceLatencyUs_mean", Double.NaN),
-                    m.getOrDefault("queueLatencyUs_p99", Double.NaN),
-                    m.getOrDefault("latencyModelAlphaUs", Double.NaN),
-                    m.getOrDefault("latencyModelBetaUs", Double.NaN), tenants));
+            models.add(new ModelSample(mv[0], mv[1], m.getOrDefault(MetricNames.REQUESTS_IN, Double.NaN),
+                    m.getOrDefault(MetricNames.RESPONSES_OUT, Double.NaN),
+                    m.getOrDefault(MetricNames.BATCHES, Double.NaN),
+                    m.getOrDefault(MetricNames.QUEUED_SAMPLES, Double.NaN),
+                    m.getOrDefault(MetricNames.mean(MetricNames.BATCH_SIZE), Double.NaN),
+                    m.getOrDefault(MetricNames.mean(MetricNames.INFERENCE_LATENCY_US), Double.NaN),
+                    m.getOrDefault(MetricNames.p99(MetricNames.QUEUE_LATENCY_US), Double.NaN),
+                    m.getOrDefault(MetricNames.LATENCY_MODEL_ALPHA_US, Double.NaN),
+                    m.getOrDefault(MetricNames.LATENCY_MODEL_BETA_US, Double.NaN), tenants));
         });
         return new SubtaskSample(index, device, memUsed, memTotal, util,
-                values.getOrDefault("busyTimeMsPerSecond", Double.NaN),
-                values.getOrDefault("backPressuredTimeMsPerSecond", Double.NaN), queued, models);
+                values.getOrDefault(BUSY_TIME, Double.NaN), values.getOrDefault(BACK_PRESSURED_TIME, Double.NaN), queued,
+                models);
     }
 
     private static final java.util.regex.Pattern FILTERED_DEVICE = java.util.regex.Pattern.compile("(cpu|cuda|sim)_(\\d+)");

@@ -1,6 +1,5 @@
 package io.flinkgpu.coordinator.plan;
 
-import io.flinkgpu.coordinator.evaluate.DeviceLoad;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -47,7 +46,7 @@ public final class ParallelismPlanner {
      *
      * @param lastChangeMillis when the parallelism last changed (Long.MIN_VALUE: never)
      */
-    public Optional<Result> plan(Collection<DeviceLoad> devices, int parallelism, long nowMillis,
+    public Optional<Result> plan(Collection<SlotLoad> devices, int parallelism, long nowMillis,
             long lastChangeMillis) {
         int n = Math.max(configuredDevices, devices.size());
         if (n == 0 || parallelism < 1) {
@@ -63,7 +62,7 @@ public final class ParallelismPlanner {
         } else {
             List<String> saturated = new ArrayList<>();
             double busiest = 0;
-            for (DeviceLoad d : devices) {
+            for (SlotLoad d : devices) {
                 busiest = Math.max(busiest, d.busyFraction());
                 boolean deviceHasRoom = Double.isNaN(d.utilization()) || d.utilization() < targetUtilization;
                 if (d.busyFraction() >= busyThreshold && deviceHasRoom) {

@@ -1,36 +1,33 @@
 package io.flinkgpu.coordinator.realize;
 
-import io.flinkgpu.coordinator.CoordinatorOptions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
-import org.apache.flink.configuration.ReadableConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The {@link Rescaler} that {@code coordinator.parallelism.mode} asks for. */
 public final class Rescalers {
     private static final Logger LOG = LoggerFactory.getLogger(Rescalers.class);
+    /** How long a stop-with-savepoint may take before the rescale counts as failed. */
+    private static final Duration SAVEPOINT_TIMEOUT = Duration.ofMinutes(5);
 
     private Rescalers() {}
 
     /** Empty for mode {@code off}. */
-    public static Optional<Rescaler> fromConfig(ReadableConfig config) {
-        String mode = config.get(CoordinatorOptions.PARALLELISM_MODE).trim().toLowerCase(Locale.ROOT);
-        String rest = config.get(CoordinatorOptions.REST_URL);
-        Duration timeout = config.get(CoordinatorOptions.REST_TIMEOUT);
+    public static Optional<Rescaler> create(RescalerSettings settings) {
+        String mode = settings.mode().trim().toLowerCase(Locale.ROOT);
         switch (mode) {
             case "off":
                 return Optional.empty();
             case "adaptive":
-                return Optional.of(new ParallelismRealizer(rest, timeout));
+                return Optional.of(adaptive(settings));
             case "savepoint":
-                return Optional.of(savepoint(config));
+                return Optional.of(savepoint(settings));
             case "auto": {
-                Rescaler adaptive = new ParallelismRealizer(rest, timeout);
-                Rescaler fallback = config.get(CoordinatorOptions.JAR_ID).isBlank() ? null : savepoint(config);
-                return Optional.of(withFallback(adaptive, fallback));
+                Rescaler fallback = settings.jarId().isBlank() ? null : savepoint(settings);
+                return Optional.of(withFallback(adaptive(settings), fallback));
             }
             default:
                 throw new IllegalArgumentException("coordinator.parallelism.mode must be off, adaptive, savepoint or "
@@ -38,10 +35,13 @@ public final class Rescalers {
         }
     }
 
-    private static SavepointRescaler savepoint(ReadableConfig config) {
-        return new SavepointRescaler(config.get(CoordinatorOptions.REST_URL), config.get(CoordinatorOptions.JAR_ID),
-                config.get(CoordinatorOptions.PROGRAM_ARGS), config.get(CoordinatorOptions.SAVEPOINT_DIR),
-                config.get(CoordinatorOptions.REST_TIMEOUT), Duration.ofMinutes(5));
+    private static AdaptiveSchedulerRescaler adaptive(RescalerSettings s) {
+        return new AdaptiveSchedulerRescaler(s.restUrl(), s.restTimeout());
+    }
+
+    private static StopWithSavepointRescaler savepoint(RescalerSettings s) {
+        return new StopWithSavepointRescaler(s.restUrl(), s.jarId(), s.programArgs(), s.savepointDir(),
+                s.restTimeout(), SAVEPOINT_TIMEOUT);
     }
 
     /** Tries {@code first}; where it fails (the default scheduler refuses resource requirements), {@code fallback}. */

@@ -101,7 +101,7 @@ class MetricCollectorTest {
             while (System.nanoTime() < deadline
                     && (rc != 0 || !bytes.toString(java.nio.charset.StandardCharsets.UTF_8).contains("\"routes\" : [ {"))) {
                 bytes.reset();
-                rc = io.flinkgpu.coordinator.CoordinatorMainAccess.dryRun(config, Duration.ofSeconds(2), out);
+                rc = io.flinkgpu.coordinator.service.CoordinatorMainAccess.dryRun(config, Duration.ofSeconds(2), out);
             }
             String printed = bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
             assertThat(rc).as(printed).isZero();

@@ -7,33 +7,38 @@ import io.flinkgpu.coordinator.CoordinatorOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.apache.flink.configuration.Configuration;
 import org.junit.jupiter.api.Test;
 
 class RescalersTest {
+    private static Optional<Rescaler> rescaler(Configuration c) {
+        return Rescalers.create(CoordinatorOptions.rescalerSettings(c));
+    }
+
     @Test
     void theParallelismArgumentIsSetOnceWhateverTheArgumentsHad() {
-        assertThat(SavepointRescaler.withParallelism(List.of("--a", "1", "--inference.parallelism", "2", "--b", "x"), 4))
+        assertThat(StopWithSavepointRescaler.withParallelism(List.of("--a", "1", "--inference.parallelism", "2", "--b", "x"), 4))
                 .containsExactly("--a", "1", "--b", "x", "--inference.parallelism", "4");
-        assertThat(SavepointRescaler.withParallelism(List.of("--inference.parallelism=3"), 1))
+        assertThat(StopWithSavepointRescaler.withParallelism(List.of("--inference.parallelism=3"), 1))
                 .containsExactly("--inference.parallelism", "1");
-        assertThat(SavepointRescaler.withParallelism(List.of(), 2)).containsExactly("--inference.parallelism", "2");
+        assertThat(StopWithSavepointRescaler.withParallelism(List.of(), 2)).containsExactly("--inference.parallelism", "2");
     }
 
     @Test
     void modesMapToRescalersAndBadOnesAreRefused() {
         Configuration c = new Configuration();
-        assertThat(Rescalers.fromConfig(c)).as("off by default").isEmpty();
+        assertThat(rescaler(c)).as("off by default").isEmpty();
         c.set(CoordinatorOptions.PARALLELISM_MODE, "adaptive");
-        assertThat(Rescalers.fromConfig(c)).containsInstanceOf(ParallelismRealizer.class);
+        assertThat(rescaler(c)).containsInstanceOf(AdaptiveSchedulerRescaler.class);
         c.set(CoordinatorOptions.PARALLELISM_MODE, "savepoint");
-        assertThatThrownBy(() -> Rescalers.fromConfig(c)).hasMessageContaining("coordinator.parallelism.jar-id");
+        assertThatThrownBy(() -> rescaler(c)).hasMessageContaining("coordinator.parallelism.jar-id");
         c.set(CoordinatorOptions.JAR_ID, "abc_job.jar");
-        assertThat(Rescalers.fromConfig(c)).containsInstanceOf(SavepointRescaler.class);
+        assertThat(rescaler(c)).containsInstanceOf(StopWithSavepointRescaler.class);
         c.set(CoordinatorOptions.PARALLELISM_MODE, "auto");
-        assertThat(Rescalers.fromConfig(c)).isPresent();
+        assertThat(rescaler(c)).isPresent();
         c.set(CoordinatorOptions.PARALLELISM_MODE, "sometimes");
-        assertThatThrownBy(() -> Rescalers.fromConfig(c)).hasMessageContaining("off, adaptive, savepoint or auto");
+        assertThatThrownBy(() -> rescaler(c)).hasMessageContaining("off, adaptive, savepoint or auto");
     }
 
     @Test

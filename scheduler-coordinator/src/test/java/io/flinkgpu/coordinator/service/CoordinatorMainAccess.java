@@ -1,4 +1,4 @@
-package io.flinkgpu.coordinator;
+package io.flinkgpu.coordinator.service;
 
 import java.io.PrintStream;
 import java.time.Duration;

@@ -1,7 +1,8 @@
-package io.flinkgpu.coordinator;
+package io.flinkgpu.coordinator.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinkgpu.coordinator.CoordinatorOptions;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;

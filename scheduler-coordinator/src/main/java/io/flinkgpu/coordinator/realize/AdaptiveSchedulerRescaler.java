@@ -11,20 +11,20 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 /**
- * Changes a vertex's parallelism through Flink's REST API with the adaptive scheduler's
- * resource requirements (FLIP-291): {@code GET /jobs/<id>/resource-requirements} and
- * {@code PUT} of the whole map with the vertex's {@code upperBound} (and {@code lowerBound} 1)
- * changed. The adaptive scheduler then rescales the job from its latest checkpoint when the
- * slots are there. With the default scheduler the endpoint answers an error; the fallback
- * (stop-with-savepoint and resubmit) is not built.
+ * Rescales a running job in place through the adaptive scheduler's resource requirements
+ * (FLIP-291): {@code GET /jobs/<id>/resource-requirements} and {@code PUT} of the whole map with
+ * the vertex's {@code upperBound} (and {@code lowerBound} 1) changed. The adaptive scheduler then
+ * rescales the job from its latest checkpoint when the slots are there; the job id stays. With
+ * the default scheduler the endpoint answers an error, which {@link Rescalers#withFallback} turns
+ * into a {@link StopWithSavepointRescaler} rescale.
  */
-public final class ParallelismRealizer implements Rescaler {
+public final class AdaptiveSchedulerRescaler implements Rescaler {
     private final HttpClient http;
     private final ObjectMapper json = new ObjectMapper();
     private final String baseUrl;
     private final Duration timeout;
 
-    public ParallelismRealizer(String restUrl, Duration timeout) {
+    public AdaptiveSchedulerRescaler(String restUrl, Duration timeout) {
         this.baseUrl = restUrl.endsWith("/") ? restUrl.substring(0, restUrl.length() - 1) : restUrl;
         this.timeout = timeout;
         this.http = HttpClient.newBuilder().connectTimeout(timeout).build();

@@ -15,7 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Changes the inference parallelism where the adaptive scheduler is not running: stop the job
+ * Rescales the job by restarting it, where the adaptive scheduler is not running: stop the job
  * with a savepoint ({@code POST /jobs/<id>/stop}, no drain), wait for it, and run the uploaded job
  * jar again from that savepoint ({@code POST /jars/<jar>/run}) with
  * {@code --inference.parallelism N} (the job builds its router and inference operator with it).
@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * source resumes from its offsets. The job id changes; a coordinator without a fixed
  * {@code coordinator.flink.job-id} finds the new one at its next collection.
  */
-public final class SavepointRescaler implements Rescaler {
-    private static final Logger LOG = LoggerFactory.getLogger(SavepointRescaler.class);
+public final class StopWithSavepointRescaler implements Rescaler {
+    private static final Logger LOG = LoggerFactory.getLogger(StopWithSavepointRescaler.class);
     static final String PARALLELISM_ARG = "--inference.parallelism";
 
     private final HttpClient http;
@@ -37,7 +37,7 @@ public final class SavepointRescaler implements Rescaler {
     private final Duration savepointTimeout;
     private volatile String lastJobId;
 
-    public SavepointRescaler(String restUrl, String jarId, List<String> programArgs, String savepointDir,
+    public StopWithSavepointRescaler(String restUrl, String jarId, List<String> programArgs, String savepointDir,
             Duration timeout, Duration savepointTimeout) {
         if (jarId == null || jarId.isBlank()) {
             throw new IllegalArgumentException("stop-with-savepoint rescaling needs coordinator.parallelism.jar-id");

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Rescaling the inference vertex through the REST API of a MiniCluster with the adaptive scheduler. */
-class ParallelismRealizerTest {
+class AdaptiveSchedulerRescalerTest {
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(() -> {
         Configuration c = new Configuration();
@@ -47,11 +47,11 @@ class ParallelismRealizerTest {
             String jid = job.getJobID().toString();
             String vid = inferenceVertex(rest, jid);
             assertThat(awaitParallelism(rest, jid, vid, 2)).isEqualTo(2);
-            ParallelismRealizer realizer = new ParallelismRealizer(rest, Duration.ofSeconds(5));
-            realizer.setParallelism(jid, vid, 1);
-            assertThat(realizer.upperBound(jid, vid)).isEqualTo(1);
+            AdaptiveSchedulerRescaler rescaler = new AdaptiveSchedulerRescaler(rest, Duration.ofSeconds(5));
+            rescaler.setParallelism(jid, vid, 1);
+            assertThat(rescaler.upperBound(jid, vid)).isEqualTo(1);
             assertThat(awaitParallelism(rest, jid, vid, 1)).isEqualTo(1);
-            realizer.setParallelism(jid, vid, 2);
+            rescaler.setParallelism(jid, vid, 2);
             assertThat(awaitParallelism(rest, jid, vid, 2)).isEqualTo(2);
         } finally {
             job.cancel().get();

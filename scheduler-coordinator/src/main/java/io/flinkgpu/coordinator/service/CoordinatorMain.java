@@ -1,5 +1,8 @@
-package io.flinkgpu.coordinator;
+package io.flinkgpu.coordinator.service;
 
+import io.flinkgpu.coordinator.Coordinator;
+import io.flinkgpu.coordinator.CoordinatorMetrics;
+import io.flinkgpu.coordinator.CoordinatorOptions;
 import io.flinkgpu.coordinator.collect.MetricCollector;
 import io.flinkgpu.coordinator.realize.PrintingPlanRealizer;
 import io.flinkgpu.coordinator.state.InMemoryStateStore;

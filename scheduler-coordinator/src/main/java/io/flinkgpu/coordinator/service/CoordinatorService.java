@@ -1,8 +1,11 @@
-package io.flinkgpu.coordinator;
+package io.flinkgpu.coordinator.service;
 
+import io.flinkgpu.coordinator.Coordinator;
+import io.flinkgpu.coordinator.CoordinatorMetrics;
+import io.flinkgpu.coordinator.CoordinatorOptions;
 import io.flinkgpu.coordinator.admin.AdminServer;
+import io.flinkgpu.coordinator.realize.AdaptiveSchedulerRescaler;
 import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
-import io.flinkgpu.coordinator.realize.ParallelismRealizer;
 import io.flinkgpu.coordinator.realize.PlanRealizer;
 import io.flinkgpu.coordinator.realize.Rescaler;
 import io.flinkgpu.coordinator.realize.Rescalers;
@@ -60,7 +63,7 @@ public final class CoordinatorService implements AutoCloseable {
         try {
             realizer = new KafkaPlanRealizer(config.get(CoordinatorOptions.BOOTSTRAP_SERVERS),
                     config.get(CoordinatorOptions.CONTROL_TOPIC), timeout.multipliedBy(2));
-            Optional<Rescaler> rescaler = Rescalers.fromConfig(config);
+            Optional<Rescaler> rescaler = Rescalers.create(CoordinatorOptions.rescalerSettings(config));
             Coordinator coordinator = new Coordinator(config, CoordinatorMain.collector(config), realizer, store,
                     new CoordinatorMetrics(), Clock.systemUTC(), rescaler.orElse(null));
             coordinator.resume();
@@ -68,7 +71,7 @@ public final class CoordinatorService implements AutoCloseable {
             if (port >= 0) {
                 admin = new AdminServer(config.get(CoordinatorOptions.ADMIN_BIND), port,
                         config.getOptional(CoordinatorOptions.ADMIN_TOKEN).orElse(null), coordinator,
-                        rescaler.orElseGet(() -> new ParallelismRealizer(config.get(CoordinatorOptions.REST_URL),
+                        rescaler.orElseGet(() -> new AdaptiveSchedulerRescaler(config.get(CoordinatorOptions.REST_URL),
                                 timeout)));
             }
             ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> {
