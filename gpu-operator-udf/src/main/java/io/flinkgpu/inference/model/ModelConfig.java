@@ -28,7 +28,7 @@ public record ModelConfig(
         @JsonProperty("max_batch_size") int maxBatchSize,
         @JsonProperty("inputs") List<TensorSpec> inputs,
         @JsonProperty("outputs") List<TensorSpec> outputs,
-        @JsonProperty("dynamic_batching") BatchingSettings dynamicBatching,
+        @JsonProperty("dynamic_batching") BatchingConfig dynamicBatching,
         @JsonProperty("scheduling") SchedulingConfig scheduling,
         @JsonProperty("instance_count") Integer instanceCount,
         @JsonProperty("memory_bytes") Long memoryBytes,
@@ -56,7 +56,7 @@ public record ModelConfig(
                 throw new IllegalArgumentException("duplicate input name " + spec.name());
             }
         }
-        dynamicBatching = dynamicBatching == null ? BatchingSettings.UNSET : dynamicBatching;
+        dynamicBatching = dynamicBatching == null ? BatchingConfig.UNSET : dynamicBatching;
         scheduling = scheduling == null ? SchedulingConfig.DEFAULTS : scheduling;
         if (instanceCount != null && instanceCount < 1) {
             throw new IllegalArgumentException("instance_count must be at least 1");

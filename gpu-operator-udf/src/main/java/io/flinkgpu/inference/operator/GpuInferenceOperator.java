@@ -2,7 +2,7 @@ package io.flinkgpu.inference.operator;
 
 import io.flinkgpu.inference.admission.RequestAdmission;
 import io.flinkgpu.inference.batching.Batch;
-import io.flinkgpu.inference.batching.BatchingConfig;
+import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.cache.ModelCache;

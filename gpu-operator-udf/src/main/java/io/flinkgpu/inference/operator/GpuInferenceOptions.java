@@ -1,6 +1,6 @@
 package io.flinkgpu.inference.operator;
 
-import io.flinkgpu.inference.batching.BatchingConfig;
+import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.admission.ValidationLimits;
 import io.flinkgpu.inference.cache.ModelCacheSettings;
 import java.time.Duration;

@@ -1,11 +1,10 @@
 package io.flinkgpu.inference.operator;
 
-import io.flinkgpu.inference.batching.BatchingConfig;
 import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.cache.ModelCacheSettings;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceSettings;
-import io.flinkgpu.inference.model.BatchingSettings;
+import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.model.ModelConfig;
 import io.flinkgpu.inference.admission.ValidationLimits;
 import io.flinkgpu.inference.qos.TenantRegistry;
@@ -38,7 +37,7 @@ public record InferenceSettings(
         BatchingConfig batching = new BatchingConfig(
                 config.get(GpuInferenceOptions.MAX_BATCH_SIZE),
                 config.get(GpuInferenceOptions.MAX_QUEUE_DELAY),
-                config.get(GpuInferenceOptions.PREFERRED_BATCH_SIZES).stream().mapToInt(Integer::intValue).toArray(),
+                config.get(GpuInferenceOptions.PREFERRED_BATCH_SIZES),
                 config.get(GpuInferenceOptions.MAX_ENQUEUED_BATCHES));
         return new InferenceSettings(
                 config.get(GpuInferenceOptions.MODEL_REPOSITORY),
@@ -99,14 +98,6 @@ public record InferenceSettings(
      * has them, the operator's otherwise, and the smaller of the two max batch sizes.
      */
     public BatchingConfig batchingFor(ModelConfig model) {
-        BatchingSettings own = model.dynamicBatching();
-        int max = Math.min(model.maxBatchSize(), batching.maxBatchSize());
-        Duration delay = own.maxQueueDelayMs() != null
-                ? Duration.ofNanos(Math.round(own.maxQueueDelayMs() * 1_000_000)) : batching.maxQueueDelay();
-        List<Integer> preferred = own.preferredBatchSizes();
-        int[] sizes = (preferred.isEmpty() ? java.util.Arrays.stream(batching.preferredBatchSizes()).boxed().toList()
-                : preferred).stream().mapToInt(Integer::intValue).filter(p -> p >= 1 && p <= max).toArray();
-        int enqueued = own.maxEnqueuedBatches() != null ? own.maxEnqueuedBatches() : batching.maxEnqueuedBatches();
-        return new BatchingConfig(max, delay, sizes, enqueued);
+        return model.dynamicBatching().resolve(Math.min(model.maxBatchSize(), batching.maxBatchSize()), batching);
     }
 }

@@ -3,9 +3,11 @@ package io.flinkgpu.inference.batching;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.model.ModelId;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -34,7 +36,7 @@ class DynamicBatcherTest {
     private final Ticker ticker = now::get;
 
     private static BatchingConfig config(int maxBatchSize, int... preferred) {
-        return new BatchingConfig(maxBatchSize, Duration.ofNanos(DELAY_NANOS), preferred, 2);
+        return new BatchingConfig(maxBatchSize, Duration.ofNanos(DELAY_NANOS), Arrays.stream(preferred).boxed().toList(), 2);
     }
 
     private DynamicBatcher<String> batcher(BatchingConfig config) {
@@ -401,7 +403,7 @@ class DynamicBatcherTest {
             new BatchKey(MODEL, ""), new BatchKey(MODEL, "[7]"), new BatchKey(MODEL_V2, ""), new BatchKey(OTHER, "")
         };
         BatchingConfig config = new BatchingConfig(maxBatchSize, Duration.ofNanos(DELAY_NANOS),
-                withPreferred ? new int[] {2, 4} : new int[0], 2);
+                withPreferred ? List.of(2, 4) : List.of(), 2);
         Function<ModelId, BatchingConfig> configs = m -> config;
         DynamicBatcher<Integer> b = new DynamicBatcher<>(configs, ticker);
         Map<Integer, BatchKey> keyOf = new HashMap<>();

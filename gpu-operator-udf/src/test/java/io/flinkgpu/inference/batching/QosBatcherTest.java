@@ -2,6 +2,7 @@ package io.flinkgpu.inference.batching;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.qos.BatchSizing;
 import io.flinkgpu.inference.qos.LevelPolicy;
@@ -34,12 +35,12 @@ class QosBatcherTest {
         return new SchedulingConfig(n, n, 0, false, policies, agingMs, BatchSizing.FIXED_DELAY, 0);
     }
 
-    static DynamicBatcher.Request at(int priority) {
-        return new DynamicBatcher.Request(priority, "default", Long.MAX_VALUE);
+    static DynamicBatcher.Request at(int level) {
+        return new DynamicBatcher.Request(level, "default", Long.MAX_VALUE);
     }
 
-    void offer(DynamicBatcher<String> b, String item, int priority) {
-        assertThat(b.offer(KEY, item, 1, at(priority))).isEqualTo(DynamicBatcher.Admission.ACCEPTED);
+    void offer(DynamicBatcher<String> b, String item, int level) {
+        assertThat(b.offer(KEY, item, 1, at(level))).isEqualTo(DynamicBatcher.Admission.ACCEPTED);
     }
 
     @org.junit.jupiter.api.Test
