@@ -2,9 +2,9 @@ package io.flinkgpu.bench;
 
 import io.flinkgpu.bench.report.Report;
 import io.flinkgpu.bench.scenario.ImageScenario;
-import io.flinkgpu.bench.scenario.NlpScenario;
 import io.flinkgpu.bench.scenario.RecommendationScenario;
 import io.flinkgpu.bench.scenario.Scenario;
+import io.flinkgpu.bench.scenario.Scenarios;
 import io.flinkgpu.job.local.FashionMnist;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,14 +89,10 @@ public final class BenchmarkMain implements Callable<Integer> {
         Files.createDirectories(repo);
         List<Scenario> chosen = new ArrayList<>();
         for (String s : scenarios) {
-            switch (s) {
-                case ImageScenario.NAME -> chosen.add(new ImageScenario(root));
-                case RecommendationScenario.NAME -> chosen.add(new RecommendationScenario(root,
-                        workDir.resolve("dlrm")));
-                case NlpScenario.NAME -> chosen.add(new NlpScenario(NlpScenario.Precision.FP32));
-                case NlpScenario.NAME_INT8 -> chosen.add(new NlpScenario(NlpScenario.Precision.INT8));
-                default -> throw new CommandLine.ParameterException(new CommandLine(this), "unknown scenario " + s);
+            if (!Scenarios.NAMES.contains(s)) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "unknown scenario " + s);
             }
+            chosen.add(Scenarios.named(s, root, workDir));
         }
         Instant started = Instant.now();
         String runId = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(started)

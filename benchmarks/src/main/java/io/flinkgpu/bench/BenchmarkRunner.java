@@ -5,9 +5,9 @@ import io.flinkgpu.bench.load.PointResult;
 import io.flinkgpu.bench.scenario.Scenario;
 import io.flinkgpu.bench.sut.Ceiling;
 import io.flinkgpu.bench.sut.Deployments;
+import io.flinkgpu.bench.sut.JobTopics;
 import io.flinkgpu.bench.sut.KafkaTarget;
 import io.flinkgpu.bench.sweep.RateSweep;
-import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.protocol.BinaryCodec;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.InferenceJobOptions;
@@ -198,27 +198,18 @@ public final class BenchmarkRunner {
         SutConfig config = r.config;
         out.printf("--- %s / %s: %s%n", scenario.name(), config.name(), config.description());
         int n = topicIds++;
-        String requests = "bench-requests-" + n;
-        String responses = "bench-responses-" + n;
-        String deadLetter = "bench-dead-letter-" + n;
-        kafka.createTopics(1, requests, responses, deadLetter);
-        Configuration c = new Configuration();
-        c.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        c.set(InferenceJobOptions.REQUESTS_TOPIC, requests);
-        c.set(InferenceJobOptions.RESPONSES_TOPIC, responses);
-        c.set(InferenceJobOptions.DEAD_LETTER_TOPIC, deadLetter);
-        c.set(InferenceJobOptions.GROUP_ID, "bench-" + n);
-        c.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
-        c.set(InferenceJobOptions.REQUESTS_FORMAT, WireFormat.BINARY);
+        JobTopics topics = new JobTopics("bench-requests-" + n, "bench-responses-" + n, "bench-dead-letter-" + n,
+                "bench-" + n);
+        kafka.createTopics(1, topics.requests(), topics.responses(), topics.deadLetter());
+        Configuration c = topics.jobConfiguration(kafka.bootstrapServers(), "earliest", repo);
         c.set(InferenceJobOptions.RESPONSES_FORMAT, WireFormat.BINARY);
-        c.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
         c.set(RestOptions.BIND_PORT, "0");
         c = Deployments.with(c, userOptions);
         c = Deployments.with(c, config.options());
         JobClient job = Deployments.start(config.kind(), c, modelFile.toString(),
                 "bench " + scenario.name() + " " + config.name());
-        try (KafkaTarget target = new KafkaTarget(kafka.bootstrapServers(), requests, responses, scenario,
-                new BinaryCodec(), false)) {
+        try (KafkaTarget target = new KafkaTarget(kafka.bootstrapServers(), topics.requests(), topics.responses(),
+                scenario, new BinaryCodec(), false)) {
             if (!target.awaitReady(runIds++, Duration.ofSeconds(90))) {
                 throw new IllegalStateException("the job did not answer within 90 s");
             }

@@ -3,45 +3,32 @@ package io.flinkgpu.bench.cache;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinkgpu.bench.load.LoadDriver;
+import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.load.RunSpec;
 import io.flinkgpu.bench.report.SummaryTargets;
+import io.flinkgpu.bench.report.ToolFiles;
 import io.flinkgpu.bench.scenario.ImageScenario;
+import io.flinkgpu.bench.scenario.ModelRepoWriter;
 import io.flinkgpu.bench.scenario.NlpScenario;
 import io.flinkgpu.bench.scenario.RecommendationScenario;
 import io.flinkgpu.bench.scenario.Scenario;
-import io.flinkgpu.inference.cache.ModelCache;
-import io.flinkgpu.inference.cache.ModelCacheSettings;
-import io.flinkgpu.inference.cache.ModelLease;
-import io.flinkgpu.inference.device.CpuDevice;
-import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.bench.scenario.Scenarios;
 import io.flinkgpu.inference.device.LoadTimeModel;
-import io.flinkgpu.inference.device.SimulatedDevice;
-import io.flinkgpu.inference.device.SpeedModel;
-import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelRepository;
-import io.flinkgpu.inference.protocol.InferenceRequest;
-import io.flinkgpu.inference.protocol.RequestParameters;
-import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.job.local.FashionMnist;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Iterator;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -123,6 +110,9 @@ public final class CacheBenchmark implements Callable<Integer> {
         System.exit(new CommandLine(new CacheBenchmark()).execute(args));
     }
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         Path root = FashionMnist.findRoot();
@@ -139,9 +129,17 @@ public final class CacheBenchmark implements Callable<Integer> {
                 + System.getProperty("os.arch"));
         result.put("started", Instant.now().toString());
         StringBuilder md = new StringBuilder();
+        coldVsSwapIn(root, workDir, result.putArray("cold_vs_swap_in"), md);
+        zipf(root, workDir, result, md);
+        ToolFiles.writeJson(outDir.resolve("cache.json"), result);
+        ToolFiles.writeReport(outDir.resolve("cache.md"), "CacheBenchmark", result, md);
+        recordTargets(result);
+        System.out.println(md);
+        return 0;
+    }
 
-        // 1. cold load vs swap-in
-        ArrayNode loads = result.putArray("cold_vs_swap_in");
+    /** Part 1: cold load vs swap-in of each scenario model, on the CPU and on a simulated GPU. */
+    private void coldVsSwapIn(Path root, Path workDir, ArrayNode loads, StringBuilder md) throws Exception {
         md.append("## Cold load vs swap-in from the host tier\n\n")
                 .append("Median of ").append(rounds).append(" rounds (the first fifth dropped for JIT warm-up); ")
                 .append("warm-up on (batch sizes 1 and ").append(maxBatch).append("). Simulated GPU load time: `")
@@ -151,36 +149,38 @@ public final class CacheBenchmark implements Callable<Integer> {
         Path scenarioRepo = workDir.resolve("scenario-repository");
         Files.createDirectories(scenarioRepo);
         for (String name : scenarios) {
-            Scenario scenario = scenario(name, root, workDir);
+            Scenario scenario = Scenarios.named(name, root, workDir);
             System.out.println("Preparing " + scenario.model() + " ...");
             scenario.prepare(scenarioRepo);
             ModelRepository repo = ModelRepository.open(scenarioRepo);
             ModelRepository.ResolvedModel model = repo.resolve(scenario.model(), null);
             long fileBytes = Files.size(model.file());
             for (String deviceKind : List.of("cpu", "simulated")) {
-                LoadTimes t = coldVsSwap(model, deviceKind);
+                ColdVsSwapIn.LoadTimes t = ColdVsSwapIn.measure(model, deviceKind, rounds, maxBatch, loadTime);
                 ObjectNode row = loads.addObject();
                 row.put("scenario", name);
                 row.put("model", scenario.model());
                 row.put("file_bytes", fileBytes);
-                row.put("measured_bytes", t.measuredBytes);
+                row.put("measured_bytes", t.measuredBytes());
                 row.put("device", deviceKind);
-                row.put("cold_ms", t.coldMs);
-                row.put("swap_in_ms", t.swapMs);
-                row.put("ratio", t.swapMs / t.coldMs);
+                row.put("cold_ms", t.coldMs());
+                row.put("swap_in_ms", t.swapMs());
+                row.put("ratio", t.swapMs() / t.coldMs());
                 md.append(String.format(Locale.ROOT, "| %s | %.1f MiB | %.1f MiB | %s | %.1f ms | %.1f ms | %.2f |%n",
-                        scenario.model(), fileBytes / 1048576.0, t.measuredBytes / 1048576.0, deviceKind, t.coldMs,
-                        t.swapMs, t.swapMs / t.coldMs));
+                        scenario.model(), fileBytes / 1048576.0, t.measuredBytes() / 1048576.0, deviceKind, t.coldMs(),
+                        t.swapMs(), t.swapMs() / t.coldMs()));
                 System.out.printf(Locale.ROOT, "%s on %s: cold %.1f ms, swap-in %.1f ms%n", scenario.model(), deviceKind,
-                        t.coldMs, t.swapMs);
+                        t.coldMs(), t.swapMs());
             }
         }
+    }
 
-        // 2. six models, two devices, Zipf popularity
+    /** Part 2: six models on two simulated GPUs under Zipf popularity, one closed-loop point per placement. */
+    private void zipf(Path root, Path workDir, ObjectNode result, StringBuilder md) throws Exception {
         Path zipfRepo = workDir.resolve("zipf-repository");
         writeSixModels(root, zipfRepo);
         ModelRepository repo = ModelRepository.open(zipfRepo);
-        FashionMnist images = FashionMnist.load(root);
+        ImageScenario images = new ImageScenario(root);
         ArrayNode placements = result.putArray("zipf");
         md.append("\n## Six models on two simulated GPUs, Zipf popularity\n\n")
                 .append(String.format(Locale.ROOT, "Closed loop, %d requests outstanding, Zipf exponent %.2f over %d "
@@ -194,26 +194,26 @@ public final class CacheBenchmark implements Callable<Integer> {
         for (Placement placement : Placement.values()) {
             System.out.println("Zipf workload, placement " + placement + " ...");
             ZipfRun run = runZipf(repo, images, placement);
-            throughput.put(placement.key, run.throughput);
+            PointResult p = run.point();
+            throughput.put(placement.key, p.throughput());
             ObjectNode row = placements.addObject();
             row.put("placement", placement.key);
             row.put("description", placement.description);
-            row.put("throughput_rps", run.throughput);
-            row.put("p50_ms", run.latency.getValueAtPercentile(50) / 1000.0);
-            row.put("p99_ms", run.latency.getValueAtPercentile(99) / 1000.0);
-            row.put("loads", run.loads);
-            row.put("errors", run.errors);
+            row.put("throughput_rps", p.throughput());
+            row.put("p50_ms", p.p50());
+            row.put("p99_ms", p.p99());
+            row.put("loads", run.loads());
+            row.put("errors", run.errors());
             ArrayNode resident = row.putArray("resident_at_end");
-            run.resident.forEach(resident::add);
+            run.resident().forEach(resident::add);
             ArrayNode per = row.putArray("requests_per_model");
-            for (long n : run.perModel) {
+            for (long n : run.perModel()) {
                 per.add(n);
             }
             md.append(String.format(Locale.ROOT, "| %s | %.0f req/s | %.1f ms | %.1f ms | %d | %s |%n", placement.key,
-                    run.throughput, run.latency.getValueAtPercentile(50) / 1000.0,
-                    run.latency.getValueAtPercentile(99) / 1000.0, run.loads, java.util.Arrays.toString(run.perModel)));
+                    p.throughput(), p.p50(), p.p99(), run.loads(), Arrays.toString(run.perModel())));
             System.out.printf(Locale.ROOT, "  %.0f req/s, p99 %.1f ms, %d loads, %d errors, resident at the end %s%n",
-                    run.throughput, run.latency.getValueAtPercentile(99) / 1000.0, run.loads, run.errors, run.resident);
+                    p.throughput(), p.p99(), run.loads(), run.errors(), run.resident());
         }
         double shared = throughput.get(Placement.SHARED_PARTITIONED.key);
         double sharedAny = throughput.get(Placement.SHARED_ANY_DEVICE.key);
@@ -223,89 +223,6 @@ public final class CacheBenchmark implements Callable<Integer> {
         md.append(String.format(Locale.ROOT, "%nSharing vs static one-model-per-device: **%.2fx** throughput with the "
                 + "same partition, **%.2fx** with requests free to go to either device.%n", shared / statik,
                 sharedAny / statik));
-
-        json.writerWithDefaultPrettyPrinter().writeValue(outDir.resolve("cache.json").toFile(), result);
-        Files.writeString(outDir.resolve("cache.md"), "<!-- written by CacheBenchmark; do not edit -->\n\nCommand: `"
-                + result.get("command").asText() + "`, " + result.get("machine").asText() + ", "
-                + result.get("started").asText() + "\n\n" + md);
-        recordTargets(result);
-        System.out.println(md);
-        return 0;
-    }
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    private static Scenario scenario(String name, Path root, Path workDir) throws Exception {
-        return switch (name) {
-            case ImageScenario.NAME -> new ImageScenario(root);
-            case RecommendationScenario.NAME -> new RecommendationScenario(root, workDir.resolve("dlrm"));
-            case NlpScenario.NAME -> new NlpScenario(NlpScenario.Precision.FP32);
-            case NlpScenario.NAME_INT8 -> new NlpScenario(NlpScenario.Precision.INT8);
-            default -> throw new IllegalArgumentException("unknown scenario " + name);
-        };
-    }
-
-    // ---- cold load vs swap-in ------------------------------------------------------------
-
-    record LoadTimes(double coldMs, double swapMs, long measuredBytes) {}
-
-    private LoadTimes coldVsSwap(ModelRepository.ResolvedModel model, String deviceKind) throws Exception {
-        List<Long> cold = new ArrayList<>();
-        List<Long> swap = new ArrayList<>();
-        AtomicLong now = new AtomicLong();
-        ModelCache.Listener timer = new ModelCache.Listener() {
-            @Override
-            public void loaded(ModelId id, long nanos, boolean fromHost) {
-                (fromHost ? swap : cold).add(nanos);
-            }
-        };
-        ModelCacheSettings settings = ModelCacheSettings.DEFAULTS.withBackgroundEviction(false).withWarmupWorkers(2)
-                .withEvictionTimeout(Duration.ofSeconds(1)).withMaxBatchSize(maxBatch);
-        long measured = 0;
-        for (int i = 0; i < rounds; i++) {
-            Device device = deviceKind.equals("cpu") ? new CpuDevice("cpu:0", 16L << 30, 1)
-                    : new SimulatedDevice("sim:0", 16L << 30, SpeedModel.CPU_SPEED, Map.of(),
-                            LoadTimeModel.parse(loadTime), 1);
-            try (ModelCache cache = new ModelCache(device, settings, now::get, timer)) {
-                cache.preload(model); // cold: from the repository
-                measured = cache.measuredBytes(model.id()).orElse(cache.reservedBytes());
-                now.addAndGet(Duration.ofSeconds(1).toNanos());
-                cache.evictIdle();
-                cache.preload(model); // swap-in: from host memory
-            }
-        }
-        return new LoadTimes(median(cold), median(swap), measured);
-    }
-
-    private static double median(List<Long> nanos) {
-        List<Long> sorted = new ArrayList<>(nanos.subList(nanos.size() / 5, nanos.size()));
-        Collections.sort(sorted);
-        return sorted.get(sorted.size() / 2) / 1e6;
-    }
-
-    // ---- six models under Zipf popularity --------------------------------------------------
-
-    enum Placement {
-        STATIC("static-one-model-per-device", 1, false,
-                "one model slot per device; model i on device i mod 2; a request for another model swaps"),
-        SHARED_PARTITIONED("shared-partitioned", 4, false,
-                "up to 4 models per device (LRU); model i on device i mod 2"),
-        SHARED_ANY_DEVICE("shared-any-device", 4, true,
-                "up to 4 models per device (LRU); each model placed on the device with fewer models, a hot one "
-                        + "replicated to the other device while a slot is free; requests to the shorter queue");
-
-        final String key;
-        final int maxModels;
-        final boolean anyDevice;
-        final String description;
-
-        Placement(String key, int maxModels, boolean anyDevice, String description) {
-            this.key = key;
-            this.maxModels = maxModels;
-            this.anyDevice = anyDevice;
-            this.description = description;
-        }
     }
 
     static String modelName(int i) {
@@ -314,20 +231,14 @@ public final class CacheBenchmark implements Callable<Integer> {
 
     /** Six copies of the shipped CNN (real weights) under their own names, each declaring {@code modelMemoryMib}. */
     private void writeSixModels(Path root, Path repo) throws Exception {
-        Path source = root.resolve("models").resolve(SOURCE_MODEL);
-        ObjectNode config = (ObjectNode) json.readTree(source.resolve("config.json").toFile());
-        config.remove("precision_variants");
-        config.remove("max_accuracy_cost");
-        config.remove("dynamic_batching");
-        config.put("memory_bytes", modelMemoryMib << 20);
-        config.putObject("warmup").putArray("batch_sizes").add(1).add(maxBatch);
         for (int i = 0; i < MODELS; i++) {
-            Path dir = Files.createDirectories(repo.resolve(modelName(i)).resolve("1"));
-            Files.copy(source.resolve("1").resolve("model.onnx"), dir.resolve("model.onnx"),
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            config.put("name", modelName(i));
-            json.writerWithDefaultPrettyPrinter().writeValue(repo.resolve(modelName(i)).resolve("config.json").toFile(),
-                    config);
+            ModelRepoWriter.copy(root.resolve("models").resolve(SOURCE_MODEL), repo, modelName(i), false, config -> {
+                config.remove("precision_variants");
+                config.remove("max_accuracy_cost");
+                config.remove("dynamic_batching");
+                config.put("memory_bytes", modelMemoryMib << 20);
+                config.putObject("warmup").putArray("batch_sizes").add(1).add(maxBatch);
+            });
         }
     }
 
@@ -352,256 +263,28 @@ public final class CacheBenchmark implements Callable<Integer> {
         return sb.toString();
     }
 
-    /** One request in a device queue. */
-    record Job(int model, InferenceRequest request, long sentNanos, CompletableFuture<Boolean> done) {}
-
-    /** A simulated GPU, its model cache and its FIFO queue served by {@code workers} threads. */
-    final class DeviceLane implements AutoCloseable {
-        final SimulatedDevice device;
-        final ModelCache cache;
-        final ModelRepository repo;
-        final ArrayDeque<Job> queue = new ArrayDeque<>();
-        final List<Thread> threads = new ArrayList<>();
-        volatile boolean running = true;
-        /** Models the any-device router assigned here. */
-        int assigned;
-
-        DeviceLane(int index, ModelRepository repo, int maxModels) {
-            this.repo = repo;
-            device = new SimulatedDevice("sim:" + index, deviceMemoryMib << 20, SpeedModel.parse(speed), Map.of(),
-                    LoadTimeModel.parse(loadTime), 1);
-            cache = new ModelCache(device, ModelCacheSettings.DEFAULTS.withMaxModels(maxModels).withWarmupWorkers(2)
-                    .withMaxBatchSize(maxBatch), System::nanoTime, ModelCache.Listener.NONE);
-            for (int w = 0; w < workers; w++) {
-                Thread t = new Thread(this::serve, "sim-" + index + "-worker-" + w);
-                t.setDaemon(true);
-                threads.add(t);
-                t.start();
-            }
-        }
-
-        synchronized int depth() {
-            return queue.size();
-        }
-
-        boolean holds(int model) {
-            return cache.isLoaded(new ModelId(modelName(model), "1"));
-        }
-
-        synchronized void submit(Job job) {
-            queue.addLast(job);
-            notifyAll();
-        }
-
-        /** The head request and every queued request of its model, up to the batch limit. */
-        private synchronized List<Job> nextBatch() throws InterruptedException {
-            while (queue.isEmpty()) {
-                if (!running) {
-                    return List.of();
-                }
-                wait(100);
-            }
-            Job head = queue.pollFirst();
-            List<Job> batch = new ArrayList<>();
-            batch.add(head);
-            for (Iterator<Job> it = queue.iterator(); it.hasNext() && batch.size() < maxBatch;) {
-                Job j = it.next();
-                if (j.model() == head.model()) {
-                    batch.add(j);
-                    it.remove();
-                }
-            }
-            return batch;
-        }
-
-        private void serve() {
-            while (running) {
-                List<Job> batch;
-                try {
-                    batch = nextBatch();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                if (batch.isEmpty()) {
-                    continue;
-                }
-                boolean ok;
-                try {
-                    ModelRepository.ResolvedModel model = repo.resolve(modelName(batch.get(0).model()), null);
-                    List<InferenceRequest> requests = new ArrayList<>(batch.size());
-                    for (Job j : batch) {
-                        requests.add(j.request());
-                    }
-                    try (ModelLease lease = cache.acquire(model)) {
-                        ok = lease.model().run(requests).size() == batch.size();
-                    }
-                } catch (Exception e) {
-                    ok = false;
-                }
-                for (Job j : batch) {
-                    j.done().complete(ok);
-                }
-            }
-        }
-
-        long loads() {
-            ModelCache.Stats s = cache.stats();
-            return s.coldLoads() + s.swapIns();
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            running = false;
-            synchronized (this) {
-                notifyAll();
-            }
-            for (Thread t : threads) {
-                t.join(TimeUnit.SECONDS.toMillis(30));
-            }
-            cache.close();
-        }
-    }
-
-    static final class ZipfRun {
-        Histogram latency;
-        double throughput;
-        long loads;
-        long errors;
-        long[] perModel = new long[MODELS];
-        List<String> resident = new ArrayList<>();
-    }
-
-    private ZipfRun runZipf(ModelRepository repo, FashionMnist images, Placement placement) throws Exception {
-        List<DeviceLane> lanes = new ArrayList<>();
-        assigned.clear();
-        for (int d = 0; d < DEVICES; d++) {
-            lanes.add(new DeviceLane(d, repo, placement.maxModels));
-        }
-        double[] cumulative = new double[MODELS];
-        double[] p = popularity();
-        double acc = 0;
-        for (int i = 0; i < MODELS; i++) {
-            acc += p[i];
-            cumulative[i] = acc;
-        }
-        Recorder recorder = new Recorder(3);
-        AtomicBoolean measuring = new AtomicBoolean(false);
-        AtomicBoolean stop = new AtomicBoolean(false);
-        AtomicLong completed = new AtomicLong();
-        AtomicLong errors = new AtomicLong();
-        long[] perModel = new long[MODELS];
-        List<Thread> clientThreads = new ArrayList<>();
-        for (int c = 0; c < clients; c++) {
-            int client = c;
-            Thread t = new Thread(() -> {
-                SplittableRandom random = new SplittableRandom(17L * client + 1);
-                long seq = 0;
-                while (!stop.get()) {
-                    double u = random.nextDouble();
-                    int model = 0;
-                    while (model < MODELS - 1 && u > cumulative[model]) {
-                        model++;
-                    }
-                    InferenceRequest r = new InferenceRequest("c" + client + "-" + seq, modelName(model), null,
-                            List.of(Tensor.ofFloats("input", new long[] {1, 1, 28, 28},
-                                    images.image((int) ((client * 7919L + seq) % images.size())))),
-                            RequestParameters.DEFAULTS);
-                    seq++;
-                    Job job = new Job(model, r, System.nanoTime(), new CompletableFuture<>());
-                    route(lanes, placement, model).submit(job);
-                    boolean ok;
-                    try {
-                        ok = job.done().get();
-                    } catch (Exception e) {
-                        ok = false;
-                    }
-                    if (measuring.get()) {
-                        if (ok) {
-                            recorder.recordValue(Math.max(1, (System.nanoTime() - job.sentNanos()) / 1000));
-                            completed.incrementAndGet();
-                            synchronized (perModel) {
-                                perModel[model]++;
-                            }
-                        } else {
-                            errors.incrementAndGet();
-                        }
-                    }
-                }
-            }, "client-" + c);
-            t.setDaemon(true);
-            clientThreads.add(t);
-            t.start();
-        }
-        Thread.sleep(TimeUnit.SECONDS.toMillis(warmupSeconds));
-        long loadsBefore = lanes.stream().mapToLong(DeviceLane::loads).sum();
-        recorder.reset();
-        measuring.set(true);
-        long started = System.nanoTime();
-        Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
-        measuring.set(false);
-        double elapsed = (System.nanoTime() - started) / 1e9;
-        ZipfRun run = new ZipfRun();
-        run.latency = recorder.getIntervalHistogram();
-        run.throughput = completed.get() / elapsed;
-        run.loads = lanes.stream().mapToLong(DeviceLane::loads).sum() - loadsBefore;
-        run.errors = errors.get();
-        synchronized (perModel) {
-            run.perModel = perModel.clone();
-        }
-        stop.set(true);
-        for (Thread t : clientThreads) {
-            t.join(TimeUnit.SECONDS.toMillis(60));
-        }
-        for (DeviceLane lane : lanes) {
-            run.resident.add(lane.device.id() + ": " + lane.cache.residentModels());
-            lane.close();
-        }
-        return run;
-    }
+    /**
+     * What one placement measured: the point (throughput and latency of the requests sent after the
+     * warm-up), models loaded and requests answered per model while it was measured, failed or
+     * unanswered requests, and what each device held at the end.
+     */
+    record ZipfRun(PointResult point, long loads, long[] perModel, long errors, List<String> resident) {}
 
     /**
-     * Static and partitioned: model i to device i mod 2. Any device: a model is assigned to a home
-     * device the first time it is seen (the device with the fewest models); it is replicated to a
-     * second device, if that device has a model slot left, when its holders' queues are all longer
-     * than a batch and the other's is short; each request goes to the holder with the shortest
-     * queue. This is the coordinator's placement in miniature, so the cache does not thrash.
+     * Runs the placement closed loop with {@code --clients} requests outstanding: a fixed period, the
+     * warm-up and then three windows that together last {@code --seconds}, never extended.
      */
-    private DeviceLane route(List<DeviceLane> lanes, Placement placement, int model) {
-        if (!placement.anyDevice) {
-            return lanes.get(model % lanes.size());
-        }
-        synchronized (lanes) {
-            List<DeviceLane> holders = assigned.computeIfAbsent(model, m -> {
-                DeviceLane home = lanes.get(0);
-                for (DeviceLane lane : lanes) {
-                    if (lane.assigned < home.assigned) {
-                        home = lane;
-                    }
-                }
-                home.assigned++;
-                return new ArrayList<>(List.of(home));
-            });
-            DeviceLane best = holders.get(0);
-            for (DeviceLane lane : holders) {
-                if (lane.depth() < best.depth()) {
-                    best = lane;
-                }
-            }
-            if (best.depth() > maxBatch) {
-                for (DeviceLane lane : lanes) {
-                    if (!holders.contains(lane) && lane.assigned < placement.maxModels && lane.depth() < maxBatch / 4) {
-                        lane.assigned++;
-                        holders.add(lane);
-                        return lane;
-                    }
-                }
-            }
-            return best;
+    private ZipfRun runZipf(ModelRepository repo, ImageScenario images, Placement placement) throws Exception {
+        DeviceLane.Spec lanes = new DeviceLane.Spec(deviceMemoryMib, speed, loadTime, maxBatch, workers);
+        RunSpec fixed = new RunSpec(Duration.ofSeconds(warmupSeconds),
+                Duration.ofNanos(TimeUnit.SECONDS.toNanos(seconds) / RunSpec.STABLE_WINDOWS), RunSpec.STABLE_WINDOWS,
+                RunSpec.STABLE_WINDOWS, Duration.ofSeconds(60), 1.0);
+        try (ZipfTarget target = new ZipfTarget(repo, placement, popularity(), images, lanes, DEVICES)) {
+            // no SLO here: only throughput and latency are compared
+            PointResult p = LoadDriver.closedLoop(target, 0, clients, fixed, Double.POSITIVE_INFINITY, target);
+            return new ZipfRun(p, target.loads(), target.perModel(), p.errors() + p.lost(), target.resident());
         }
     }
-
-    /** Any-device placement: the devices each model is assigned to (guarded by the lane list). */
-    private final Map<Integer, List<DeviceLane>> assigned = new java.util.HashMap<>();
 
     private void recordTargets(ObjectNode result) throws java.io.IOException {
         String run = "cache/cache.json " + result.path("started").asText();

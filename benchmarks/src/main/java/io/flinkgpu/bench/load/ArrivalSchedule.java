@@ -2,6 +2,7 @@ package io.flinkgpu.bench.load;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.random.RandomGenerator;
 
 /**
  * The intended send times of an open-loop run, as offsets in nanoseconds from its start.
@@ -19,17 +20,52 @@ public final class ArrivalSchedule {
         this.ratePerSecond = ratePerSecond;
     }
 
+    /** A stream's rate over its run: requests/s at each offset (nanoseconds from the start). */
+    @FunctionalInterface
+    public interface Rate {
+        double at(long offsetNanos);
+
+        static Rate constant(double perSecond) {
+            return offset -> perSecond;
+        }
+
+        /** {@code before} until {@code atNanos}, {@code after} from then on: a load step. */
+        static Rate step(double before, double after, long atNanos) {
+            return offset -> offset >= atNanos ? after : before;
+        }
+    }
+
     /** Poisson arrivals: exponentially distributed gaps with mean 1/rate, covering {@code durationNanos}. */
     public static ArrivalSchedule poisson(double ratePerSecond, long durationNanos, long seed) {
         if (!(ratePerSecond > 0)) {
             throw new IllegalArgumentException("rate must be positive, got " + ratePerSecond);
         }
-        SplittableRandom random = new SplittableRandom(seed);
-        double meanGapNanos = 1e9 / ratePerSecond;
-        long[] out = new long[(int) Math.min(Integer.MAX_VALUE - 8, durationNanos / meanGapNanos * 1.1 + 64)];
+        return generate(Rate.constant(ratePerSecond), ratePerSecond, durationNanos, new SplittableRandom(seed), false);
+    }
+
+    /**
+     * Poisson arrivals at a rate that may change during the run (e.g. a {@link Rate#step}), the first
+     * at the start: each gap is exponentially distributed with mean 1/rate at the arrival before it.
+     * {@code random} fixes the sequence, so that configurations compared get the same arrivals.
+     */
+    public static ArrivalSchedule poisson(Rate rate, long durationNanos, RandomGenerator random) {
+        double initial = rate.at(0);
+        if (!(initial > 0)) {
+            throw new IllegalArgumentException("rate must be positive, got " + initial);
+        }
+        return generate(rate, initial, durationNanos, random, true);
+    }
+
+    private static ArrivalSchedule generate(Rate rate, double initialRate, long durationNanos, RandomGenerator random,
+            boolean firstAtStart) {
+        long[] out = new long[(int) Math.min(Integer.MAX_VALUE - 8, durationNanos / (1e9 / initialRate) * 1.1 + 64)];
         int n = 0;
+        if (firstAtStart && durationNanos > 0) {
+            out[n++] = 0;
+        }
         double t = 0;
         while (true) {
+            double meanGapNanos = 1e9 / rate.at((long) t);
             // Inverse transform: -ln(1 - U) is Exp(1) for U uniform in [0, 1).
             t += -Math.log(1.0 - random.nextDouble()) * meanGapNanos;
             if (t >= durationNanos) {
@@ -40,7 +76,7 @@ public final class ArrivalSchedule {
             }
             out[n++] = (long) t;
         }
-        return new ArrivalSchedule(Arrays.copyOf(out, n), ratePerSecond);
+        return new ArrivalSchedule(Arrays.copyOf(out, n), initialRate);
     }
 
     /** Evenly spaced arrivals at {@code rate}, for comparison and tests. */
@@ -63,6 +99,7 @@ public final class ArrivalSchedule {
         return offsets[i];
     }
 
+    /** The rate at the start of the run. */
     public double ratePerSecond() {
         return ratePerSecond;
     }

@@ -1,14 +1,22 @@
 package io.flinkgpu.bench.load;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
 
 /**
- * Runs one load point against a {@link Target}: open loop (Poisson arrivals at a rate, latency
- * from each request's intended send time) or closed loop (a fixed number of outstanding requests).
+ * The one load generator of every benchmark here. A point runs against a {@link Target} open loop
+ * (Poisson arrivals at a rate, latency from each request's intended send time) or closed loop (a
+ * fixed number of outstanding requests), with a warm-up and measurement windows; a
+ * {@link #timed timed run} sends several open-loop streams for a fixed period and hands back
+ * every answer for the benchmark to analyse itself.
  */
 public final class LoadDriver {
     private LoadDriver() {}
@@ -16,49 +24,44 @@ public final class LoadDriver {
     /** Most requests one point may send. */
     static final int MAX_REQUESTS = 20_000_000;
 
+    /** Hooks into a point while it runs; every method is optional and runs on the driver's thread. */
+    public interface Listener {
+        Listener NONE = new Listener() {};
+
+        /** Measurement window {@code index} closed with {@code answersPerSecond} answers/s. */
+        default void window(int index, double answersPerSecond) {}
+
+        /** The warm-up is over: requests sent from now on are measured. */
+        default void measuring() {}
+
+        /** The last measurement window closed; the drain follows. */
+        default void measured() {}
+    }
+
     /**
      * Open loop at {@code ratePerSecond}: the schedule is fixed in advance; the sender never waits
      * for answers, and if it falls behind (the target's send blocked) it sends the overdue
      * requests at once, each still timed from its intended send time.
      */
     public static PointResult openLoop(Target target, int runId, double ratePerSecond, RunSpec spec, double sloMs,
-            long seed, Consumer<String> progress) throws Exception {
+            long seed, Listener listener) throws Exception {
         long total = spec.warmupNanos() + spec.maxWindows() * spec.windowNanos();
         ArrivalSchedule schedule = ArrivalSchedule.poisson(ratePerSecond, total, seed);
         if (schedule.size() > MAX_REQUESTS) {
             throw new IllegalArgumentException("rate " + ratePerSecond + " needs " + schedule.size() + " requests");
         }
-        long start = System.nanoTime() + 5_000_000L;
-        MachineLoad load = MachineLoad.now();
-        PointRecorder recorder = new PointRecorder(Math.max(1, schedule.size()), start + spec.warmupNanos(),
-                spec.windowNanos(), spec.maxWindows(), sloMs);
-        target.begin(runId, recorder);
-        Control control = new Control(recorder.measureStartNanos() + spec.minWindows() * spec.windowNanos());
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread sender = new Thread(() -> {
-            try {
-                for (int i = 0; i < schedule.size(); i++) {
-                    long intended = start + schedule.offset(i);
-                    if (!control.mayStart(intended)) {
-                        break;
+        return point("open", ratePerSecond, Math.max(1, schedule.size()), target, runId, spec, sloMs, listener,
+                recorder -> recorder, (start, recorder, control) -> {
+                    for (int i = 0; i < schedule.size(); i++) {
+                        long intended = start + schedule.offset(i);
+                        if (!control.mayStart(intended)) {
+                            break;
+                        }
+                        waitUntil(intended);
+                        recorder.sending(i, intended);
+                        target.send(i);
                     }
-                    waitUntil(intended);
-                    recorder.sending(i, intended);
-                    target.send(i);
-                }
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }, "load-open-loop");
-        sender.setDaemon(true);
-        sender.start();
-        int windows = measure(recorder, control, spec, progress);
-        sender.join(10_000);
-        rethrow(failure.get());
-        long finished = drain(recorder, spec);
-        MachineLoad end = MachineLoad.now();
-        return recorder.finish("open", ratePerSecond, windows, finished, sloMs, spec.stabilityTolerance())
-                .withCpu(end.selfCoresSince(load), end.otherCoresSince(load));
+                });
     }
 
     /**
@@ -66,72 +69,129 @@ public final class LoadDriver {
      * go; latency counts from the actual send time (which is the intended one here).
      */
     public static PointResult closedLoop(Target target, int runId, int outstanding, RunSpec spec, double sloMs,
-            Consumer<String> progress) throws Exception {
-        long start = System.nanoTime() + 5_000_000L;
-        MachineLoad load = MachineLoad.now();
+            Listener listener) throws Exception {
         int capacity = 2_000_000;
-        PointRecorder recorder = new PointRecorder(capacity, start + spec.warmupNanos(), spec.windowNanos(),
-                spec.maxWindows(), sloMs);
         Semaphore slots = new Semaphore(outstanding);
-        target.begin(runId, (seq, received, error, batch, queueMs, inferenceMs) -> {
-            if (recorder.completeFirst(seq, received, error, batch, queueMs, inferenceMs)) {
-                slots.release();
-            }
-        });
-        Control control = new Control(recorder.measureStartNanos() + spec.minWindows() * spec.windowNanos());
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread sender = new Thread(() -> {
-            try {
-                waitUntil(start);
-                for (int i = 0; i < capacity; i++) {
-                    while (!slots.tryAcquire(20, TimeUnit.MILLISECONDS)) {
-                        if (!control.mayStart(System.nanoTime())) {
+        return point("closed", outstanding, capacity, target, runId, spec, sloMs, listener,
+                recorder -> (seq, received, error, batch, queueMs, inferenceMs) -> {
+                    if (recorder.completeFirst(seq, received, error, batch, queueMs, inferenceMs)) {
+                        slots.release();
+                    }
+                }, (start, recorder, control) -> {
+                    waitUntil(start);
+                    for (int i = 0; i < capacity; i++) {
+                        while (!slots.tryAcquire(20, TimeUnit.MILLISECONDS)) {
+                            if (!control.mayStart(System.nanoTime())) {
+                                return;
+                            }
+                        }
+                        long now = System.nanoTime();
+                        if (!control.mayStart(now)) {
                             return;
                         }
+                        recorder.sending(i, now);
+                        target.send(i);
                     }
-                    long now = System.nanoTime();
-                    if (!control.mayStart(now)) {
-                        return;
-                    }
-                    recorder.sending(i, now);
+                });
+    }
+
+    /** One open-loop stream of a timed run: its target, the run id its answers carry, and its arrivals. */
+    public record Stream(Target target, int runId, ArrivalSchedule.Rate rate, RandomGenerator random) {}
+
+    /**
+     * A timed run: every stream sends Poisson arrivals at its rate from {@code startNanos} to
+     * {@code endNanos} (System.nanoTime), each on its own thread, never waiting for answers; then
+     * the driver waits until every request is answered or {@code drain} after the end has passed.
+     * Unlike a point, nothing is excluded as warm-up and the period is never extended. Returns the
+     * answers of each stream, in order, closed to later answers.
+     */
+    public static List<StreamAnswers> timed(List<Stream> streams, long startNanos, long endNanos, Duration drain)
+            throws Exception {
+        List<ArrivalSchedule> schedules = new ArrayList<>();
+        List<StreamAnswers> answers = new ArrayList<>();
+        for (Stream s : streams) {
+            ArrivalSchedule schedule = ArrivalSchedule.poisson(s.rate(), endNanos - startNanos, s.random());
+            if (schedule.size() > MAX_REQUESTS) {
+                throw new IllegalArgumentException("stream " + s.runId() + " needs " + schedule.size() + " requests");
+            }
+            StreamAnswers a = new StreamAnswers(Math.max(1, schedule.size()));
+            s.target().begin(s.runId(), a);
+            schedules.add(schedule);
+            answers.add(a);
+        }
+        List<Sender> senders = new ArrayList<>();
+        for (int k = 0; k < streams.size(); k++) {
+            Target target = streams.get(k).target();
+            ArrivalSchedule schedule = schedules.get(k);
+            StreamAnswers a = answers.get(k);
+            senders.add(Sender.start("load-timed-" + k, () -> {
+                for (int i = 0; i < schedule.size(); i++) {
+                    long intended = startNanos + schedule.offset(i);
+                    waitUntil(intended);
+                    a.sending(i, intended);
                     target.send(i);
                 }
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }, "load-closed-loop");
-        sender.setDaemon(true);
-        sender.start();
-        int windows = measure(recorder, control, spec, progress);
+            }));
+        }
+        for (Sender s : senders) {
+            s.join(0);
+        }
+        drain(() -> answers.stream().mapToLong(StreamAnswers::outstanding).sum(), endNanos + drain.toNanos());
+        answers.forEach(StreamAnswers::close);
+        return answers;
+    }
+
+    /** Sends a point's requests; {@code start} is when the first may go. */
+    @FunctionalInterface
+    private interface Sending {
+        void run(long start, PointRecorder recorder, Control control) throws Exception;
+    }
+
+    /** One point: warm-up, windows until stable, drain; {@code completions} wraps the recorder for the target. */
+    private static PointResult point(String mode, double offered, int capacity, Target target, int runId,
+            RunSpec spec, double sloMs, Listener listener, Function<PointRecorder, Target.Completions> completions,
+            Sending sending) throws Exception {
+        Listener hooks = listener == null ? Listener.NONE : listener;
+        long start = System.nanoTime() + 5_000_000L;
+        MachineLoad load = MachineLoad.now();
+        PointRecorder recorder = new PointRecorder(capacity, start + spec.warmupNanos(), spec.windowNanos(),
+                spec.maxWindows(), sloMs);
+        target.begin(runId, completions.apply(recorder));
+        Control control = new Control(recorder.measureStartNanos() + spec.minWindows() * spec.windowNanos());
+        Sender sender = Sender.start("load-" + mode + "-loop", () -> sending.run(start, recorder, control));
+        int windows = measure(recorder, control, spec, hooks);
         sender.join(10_000);
-        rethrow(failure.get());
-        long finished = drain(recorder, spec);
+        long finished = drain(recorder::outstanding, System.nanoTime() + spec.drainTimeout().toNanos());
         MachineLoad end = MachineLoad.now();
-        return recorder.finish("closed", outstanding, windows, finished, sloMs, spec.stabilityTolerance())
+        return recorder.finish(mode, offered, windows, finished, sloMs, spec.stabilityTolerance())
                 .withCpu(end.selfCoresSince(load), end.otherCoresSince(load));
     }
 
     /** Waits through the windows, extending the run one window at a time until it is stable. */
-    private static int measure(PointRecorder recorder, Control control, RunSpec spec, Consumer<String> progress)
+    private static int measure(PointRecorder recorder, Control control, RunSpec spec, Listener listener)
             throws InterruptedException {
         int windows = spec.minWindows();
         int reported = 0;
+        boolean measuring = false;
         while (true) {
             long end = control.end();
-            // Report each window as it closes.
+            // Report the start of the measurement and each window as it closes.
             while (System.nanoTime() < end) {
+                if (!measuring && System.nanoTime() >= recorder.measureStartNanos()) {
+                    listener.measuring();
+                    measuring = true;
+                }
                 long next = recorder.measureStartNanos() + (reported + 1) * spec.windowNanos();
                 if (reported < windows && System.nanoTime() >= next) {
-                    if (progress != null) {
-                        progress.accept(String.format("    window %d: %.0f answers/s", reported + 1,
-                                recorder.windowCompletions(reported) / (spec.windowNanos() / 1e9)));
-                    }
+                    listener.window(reported, recorder.windowCompletions(reported) / (spec.windowNanos() / 1e9));
                     reported++;
                 }
-                sleepNanos(Math.min(end, next) - System.nanoTime());
+                long wake = measuring ? Math.min(end, next) : recorder.measureStartNanos();
+                sleepNanos(wake - System.nanoTime());
             }
             if (recorder.stable(windows, spec.stabilityTolerance()) || windows >= spec.maxWindows()) {
                 control.finish();
+                listener.measured();
                 return windows;
             }
             windows++;
@@ -139,9 +199,9 @@ public final class LoadDriver {
         }
     }
 
-    private static long drain(PointRecorder recorder, RunSpec spec) throws InterruptedException {
-        long deadline = System.nanoTime() + spec.drainTimeout().toNanos();
-        while (recorder.outstanding() > 0 && System.nanoTime() < deadline) {
+    /** Waits while requests are outstanding, until {@code deadline}; returns when it stopped waiting. */
+    private static long drain(LongSupplier outstanding, long deadline) throws InterruptedException {
+        while (outstanding.getAsLong() > 0 && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
         return System.nanoTime();
@@ -166,12 +226,42 @@ public final class LoadDriver {
         }
     }
 
-    private static void rethrow(Throwable t) throws Exception {
-        if (t instanceof Exception e) {
-            throw e;
+    /** A daemon thread sending requests; {@link #join} rethrows what it failed with. */
+    private static final class Sender {
+        interface Body {
+            void run() throws Exception;
         }
-        if (t instanceof Error e) {
-            throw e;
+
+        private final Thread thread;
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        private Sender(String name, Body body) {
+            thread = new Thread(() -> {
+                try {
+                    body.run();
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, name);
+            thread.setDaemon(true);
+        }
+
+        static Sender start(String name, Body body) {
+            Sender s = new Sender(name, body);
+            s.thread.start();
+            return s;
+        }
+
+        /** Waits up to {@code millis} (0: for ever) for the sender to finish, then rethrows its failure. */
+        void join(long millis) throws Exception {
+            thread.join(millis);
+            Throwable t = failure.get();
+            if (t instanceof Exception e) {
+                throw e;
+            }
+            if (t instanceof Error e) {
+                throw e;
+            }
         }
     }
 

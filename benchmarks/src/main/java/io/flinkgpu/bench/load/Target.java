@@ -18,5 +18,15 @@ public interface Target {
          * {@code queueMs} and {@code inferenceMs} are the server's timings, or 0/NaN when unknown.
          */
         void complete(int seq, long receivedNanos, boolean error, int batchSize, double queueMs, double inferenceMs);
+
+        /**
+         * As {@link #complete(int, long, boolean, int, double, double)}, from a target that knows why a
+         * request failed: {@code errorCode} is the answer's error code, null for a success. Completions
+         * that keep the code override this; the others only see whether it failed.
+         */
+        default void complete(int seq, long receivedNanos, String errorCode, int batchSize, double queueMs,
+                double inferenceMs) {
+            complete(seq, receivedNanos, errorCode != null, batchSize, queueMs, inferenceMs);
+        }
     }
 }

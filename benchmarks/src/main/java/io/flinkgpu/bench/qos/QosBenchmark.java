@@ -1,21 +1,23 @@
 package io.flinkgpu.bench.qos;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinkgpu.bench.load.ArrivalSchedule;
+import io.flinkgpu.bench.load.LoadDriver;
+import io.flinkgpu.bench.load.StreamAnswers;
 import io.flinkgpu.bench.report.SummaryTargets;
+import io.flinkgpu.bench.report.ToolFiles;
+import io.flinkgpu.bench.scenario.ImageScenario;
+import io.flinkgpu.bench.scenario.ModelRepoWriter;
+import io.flinkgpu.bench.sut.Deployments;
+import io.flinkgpu.bench.sut.JobTopics;
+import io.flinkgpu.bench.sut.KafkaTraffic;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
-import io.flinkgpu.inference.protocol.BinaryCodec;
-import io.flinkgpu.inference.protocol.InferenceRequest;
-import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.RequestParameters;
-import io.flinkgpu.inference.protocol.Tensor;
-import io.flinkgpu.inference.protocol.WireFormat;
-import io.flinkgpu.job.InferenceJob;
-import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,17 +30,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.HdrHistogram.Histogram;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -62,7 +57,6 @@ import picocli.CommandLine.Option;
 @Command(name = "qos-benchmark", mixinStandardHelpOptions = true, description = "Request QoS benchmarks")
 public final class QosBenchmark implements Callable<Integer> {
     static final String MODEL = "fashion-mnist-cnn";
-    static final long[] SHAPE = {1, 1, 28, 28};
 
     @Option(names = "--out", description = "Output directory (default: ${DEFAULT-VALUE})")
     Path out = Path.of("docs/benchmarks/qos");
@@ -70,20 +64,23 @@ public final class QosBenchmark implements Callable<Integer> {
     @Option(names = "--seconds", description = "Measured seconds per phase (default: ${DEFAULT-VALUE})")
     int seconds = 15;
 
-    @Option(names = "--speed", description = "Simulated GPU speed model, ms per batch + ms per sample (default: ${DEFAULT-VALUE})")
+    @Option(names = "--speed", description = "Simulated GPU speed model, ms per batch + ms per sample "
+            + "(default: ${DEFAULT-VALUE})")
     String speed = "20+1*b";
 
     @Option(names = "--slo-ms", description = "SLO of the sizing comparison (default: ${DEFAULT-VALUE})")
     double sloMs = 50;
 
-    @Option(names = "--summary", description = "Also record the QoS targets in this summary.json (default: ${DEFAULT-VALUE})")
+    @Option(names = "--summary", description = "Also record the QoS targets in this summary.json "
+            + "(default: ${DEFAULT-VALUE})")
     Path summary = Path.of("docs/benchmarks/summary.json");
 
-    @Option(names = "--summary-only", description = "Do not run: record the targets of the existing qos.json in --summary")
+    @Option(names = "--summary-only", description = "Do not run: record the targets of the existing qos.json in "
+            + "--summary")
     boolean summaryOnly;
 
     private final ObjectMapper json = new ObjectMapper();
-    private FashionMnist images;
+    private ImageScenario images;
     private EmbeddedKafka kafka;
     private int runs;
 
@@ -101,7 +98,21 @@ public final class QosBenchmark implements Callable<Integer> {
         long sent;
         long ok;
 
-        synchronized void answer(long latencyUs, String code) {
+        /** What a class saw: each answer's latency or error code; a request never answered is UNANSWERED (an SLO miss). */
+        static Outcome of(StreamAnswers answers) {
+            Outcome o = new Outcome();
+            o.sent = answers.sent();
+            for (int i = 0; i < o.sent; i++) {
+                if (answers.answered(i)) {
+                    o.answer(answers.latencyNanos(i) / 1000, answers.errorCode(i));
+                } else {
+                    o.answer(0, "UNANSWERED");
+                }
+            }
+            return o;
+        }
+
+        void answer(long latencyUs, String code) {
             if (code == null) {
                 ok++;
                 this.latencyUs.recordValue(Math.min(latencyUs, this.latencyUs.getHighestTrackableValue()));
@@ -132,8 +143,7 @@ public final class QosBenchmark implements Callable<Integer> {
             recordTargets((ObjectNode) json.readTree(out.resolve("qos.json").toFile()));
             return 0;
         }
-        Path root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
+        images = new ImageScenario(FashionMnist.findRoot());
         Files.createDirectories(out);
         ObjectNode result = json.createObjectNode();
         result.put("started", Instant.now().toString());
@@ -235,10 +245,8 @@ public final class QosBenchmark implements Callable<Integer> {
             }
         }
         result.put("finished", Instant.now().toString());
-        json.writerWithDefaultPrettyPrinter().writeValue(out.resolve("qos.json").toFile(), result);
-        Files.writeString(out.resolve("qos.md"), "<!-- written by QosBenchmark; do not edit -->\n\nCommand: `"
-                + result.get("command").asText() + "`, " + result.get("machine").asText() + ", " + result.get("started").asText()
-                + "\n\n" + md);
+        ToolFiles.writeJson(out.resolve("qos.json"), result);
+        ToolFiles.writeReport(out.resolve("qos.md"), "QosBenchmark", result, md);
         recordTargets(result);
         System.out.println(md);
         return 0;
@@ -288,141 +296,47 @@ public final class QosBenchmark implements Callable<Integer> {
     private Map<String, Outcome> run(String scheduling, double delayMs, List<Traffic> traffic) throws Exception {
         String prefix = "qos" + (runs++);
         Path repo = Files.createTempDirectory("qos-repo");
-        Path source = FashionMnist.findRoot().resolve("models").resolve(MODEL);
-        Files.createDirectories(repo.resolve(MODEL).resolve("1"));
-        Files.copy(source.resolve("1/model.onnx"), repo.resolve(MODEL).resolve("1/model.onnx"));
-        ObjectNode config = (ObjectNode) json.readTree(source.resolve("config.json").toFile());
-        config.set("scheduling", json.readTree(scheduling));
-        ((ObjectNode) config.get("dynamic_batching")).put("max_queue_delay_ms", delayMs);
-        config.put("max_batch_size", 32);
-        // refusals (max_queue_size per tenant), not backpressure, keep the input flowing under overload
-        ((ObjectNode) config.get("dynamic_batching")).put("max_enqueued_batches", 64);
-        Files.writeString(repo.resolve(MODEL).resolve("config.json"), config.toString());
+        JsonNode schedulingBlock = json.readTree(scheduling);
+        ModelRepoWriter.copy(FashionMnist.findRoot().resolve("models").resolve(MODEL), repo, MODEL, false, config -> {
+            config.set("scheduling", schedulingBlock);
+            ((ObjectNode) config.get("dynamic_batching")).put("max_queue_delay_ms", delayMs);
+            config.put("max_batch_size", 32);
+            // refusals (max_queue_size per tenant), not backpressure, keep the input flowing under overload
+            ((ObjectNode) config.get("dynamic_batching")).put("max_enqueued_batches", 64);
+        });
         Files.writeString(repo.resolve("tenants.json"), "{\"tenants\": [{\"name\": \"gold\", \"weight\": 3},"
                 + " {\"name\": \"silver\", \"weight\": 1}]}");
 
-        kafka.createTopics(1, prefix + "-requests", prefix + "-responses", prefix + "-dead-letter");
-        Configuration conf = new Configuration();
-        conf.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-        conf.set(InferenceJobOptions.REQUESTS_TOPIC, prefix + "-requests");
-        conf.set(InferenceJobOptions.RESPONSES_TOPIC, prefix + "-responses");
-        conf.set(InferenceJobOptions.DEAD_LETTER_TOPIC, prefix + "-dead-letter");
-        conf.set(InferenceJobOptions.GROUP_ID, prefix);
-        conf.set(InferenceJobOptions.STARTING_OFFSETS, "latest");
-        conf.set(InferenceJobOptions.REQUESTS_FORMAT, WireFormat.BINARY);
-        conf.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
+        JobTopics topics = JobTopics.prefixed(prefix);
+        kafka.createTopics(1, topics.requests(), topics.responses(), topics.deadLetter());
+        Configuration conf = topics.jobConfiguration(kafka.bootstrapServers(), "latest", repo);
         conf.set(GpuInferenceOptions.DEVICE_TYPE, "simulated");
         conf.set(GpuInferenceOptions.SIMULATED_SPEED, speed);
         conf.set(GpuInferenceOptions.WARMUP_WORKERS, 1);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf);
-        env.setParallelism(1);
-        InferenceJob.build(env, conf);
-        JobClient job = env.executeAsync(prefix);
-        Map<String, Outcome> outcomes = new LinkedHashMap<>();
-        for (Traffic t : traffic) {
-            outcomes.put(t.name(), new Outcome());
-        }
-        try {
-            warmUp(prefix);
-            measure(prefix, traffic, outcomes);
+        JobClient job = Deployments.startJob(conf, 1, prefix);
+        try (KafkaTraffic kafkaTraffic = new KafkaTraffic(kafka.bootstrapServers(), topics.requests(),
+                topics.responses())) {
+            // until the job answers, so that measurement starts on a loaded, warm model
+            kafkaTraffic.stream((id, seq) -> images.request(id, seq, MODEL, new RequestParameters(1, 0, "t")))
+                    .awaitAnswers(kafkaTraffic.newRun(), 50, false, Duration.ofMillis(100), Duration.ofSeconds(120));
+            List<LoadDriver.Stream> streams = new ArrayList<>();
+            for (Traffic t : traffic) {
+                RequestParameters parameters = new RequestParameters(t.priority(), 0, t.tenant());
+                streams.add(new LoadDriver.Stream(
+                        kafkaTraffic.stream((id, seq) -> images.request(id, seq, MODEL, parameters)),
+                        kafkaTraffic.newRun(), ArrivalSchedule.Rate.constant(t.ratePerSecond()),
+                        new Random(t.name().hashCode())));
+            }
+            long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+            List<StreamAnswers> answers = LoadDriver.timed(streams, start, start + TimeUnit.SECONDS.toNanos(seconds),
+                    Duration.ofSeconds(5));
+            Map<String, Outcome> outcomes = new LinkedHashMap<>();
+            for (int i = 0; i < traffic.size(); i++) {
+                outcomes.put(traffic.get(i).name(), Outcome.of(answers.get(i)));
+            }
+            return outcomes;
         } finally {
             job.cancel().get(30, TimeUnit.SECONDS);
         }
-        return outcomes;
     }
-
-    private KafkaProducer<byte[], byte[]> producer() {
-        return io.flinkgpu.bench.sut.KafkaClients.producer(kafka.bootstrapServers());
-    }
-
-    private KafkaConsumer<byte[], byte[]> consumer(String topic) {
-        return io.flinkgpu.bench.sut.KafkaClients.consumer(kafka.bootstrapServers(), topic);
-    }
-
-    private byte[] request(String id, int sample, int priority, String tenant) {
-        return new BinaryCodec().encodeRequest(new InferenceRequest(id, MODEL, null,
-                List.of(Tensor.ofFloats("input", SHAPE, images.image(sample % images.size()))),
-                new RequestParameters(priority, 0, tenant)));
-    }
-
-    /** Sends requests until the job answers, so that measurement starts on a loaded, warm model. */
-    private void warmUp(String prefix) throws Exception {
-        try (KafkaProducer<byte[], byte[]> producer = producer();
-                KafkaConsumer<byte[], byte[]> consumer = consumer(prefix + "-responses")) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            int answered = 0;
-            for (int i = 0; answered < 50 && System.nanoTime() < deadline; i++) {
-                producer.send(new ProducerRecord<>(prefix + "-requests", request("warmup-" + i, i, 1, "t")));
-                producer.flush();
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-                    answered++;
-                }
-            }
-            consumer.commitSync();
-        }
-    }
-
-    private void measure(String prefix, List<Traffic> traffic, Map<String, Outcome> outcomes) throws Exception {
-        Map<String, long[]> intended = new ConcurrentHashMap<>();
-        AtomicBoolean sending = new AtomicBoolean(true);
-        List<Thread> senders = new ArrayList<>();
-        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
-        long end = start + TimeUnit.SECONDS.toNanos(seconds);
-        for (Traffic t : traffic) {
-            Thread sender = new Thread(() -> {
-                Random random = new Random(t.name().hashCode());
-                Outcome o = outcomes.get(t.name());
-                try (KafkaProducer<byte[], byte[]> producer = producer()) {
-                    long next = start;
-                    for (int i = 0; next < end && sending.get(); i++) {
-                        long wait = next - System.nanoTime();
-                        if (wait > 0) {
-                            TimeUnit.NANOSECONDS.sleep(wait);
-                        }
-                        String id = t.name() + "-" + i;
-                        intended.put(id, new long[] {next});
-                        producer.send(new ProducerRecord<>(prefix + "-requests", request(id, i, t.priority(), t.tenant())));
-                        synchronized (o) {
-                            o.sent++;
-                        }
-                        next += (long) (-Math.log(1 - random.nextDouble()) / t.ratePerSecond() * 1e9);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "sender-" + t.name());
-            senders.add(sender);
-            sender.start();
-        }
-        try (KafkaConsumer<byte[], byte[]> consumer = consumer(prefix + "-responses")) {
-            long drainUntil = end + TimeUnit.SECONDS.toNanos(5);
-            while (System.nanoTime() < drainUntil) {
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(50))) {
-                    long now = System.nanoTime();
-                    InferenceResponse response;
-                    try {
-                        response = WireFormat.AUTO.decodeResponse(r.value());
-                    } catch (Exception e) {
-                        continue;
-                    }
-                    long[] at = intended.remove(response.id());
-                    if (at == null) {
-                        continue; // warm-up
-                    }
-                    String cls = response.id().substring(0, response.id().lastIndexOf('-'));
-                    outcomes.get(cls).answer((now - at[0]) / 1000,
-                            response.isError() ? response.error().code().name() : null);
-                }
-            }
-        }
-        sending.set(false);
-        for (Thread s : senders) {
-            s.join();
-        }
-        for (String id : intended.keySet()) { // never answered within the drain: an SLO miss
-            String cls = id.substring(0, id.lastIndexOf('-'));
-            outcomes.get(cls).answer(0, "UNANSWERED");
-        }
-    }
-
 }

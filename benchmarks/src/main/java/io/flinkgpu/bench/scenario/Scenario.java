@@ -39,8 +39,17 @@ public interface Scenario {
     /** Facts for the result file (model size, data source, ...). */
     Map<String, Object> facts();
 
+    /** Request {@code seq} of a run: the scenario's samples in turn, to its model, with default parameters. */
     default InferenceRequest request(String id, long seq) {
-        return new InferenceRequest(id, model(), null, inputs((int) (seq % samples())), RequestParameters.DEFAULTS);
+        return request(id, seq, model(), RequestParameters.DEFAULTS);
+    }
+
+    /**
+     * Request {@code seq} of a run to {@code model} (e.g. a copy of the scenario's network under
+     * another name) with {@code parameters} (priority, tenant).
+     */
+    default InferenceRequest request(String id, long seq, String model, RequestParameters parameters) {
+        return new InferenceRequest(id, model, null, inputs((int) (seq % samples())), parameters);
     }
 
     default Path modelFile(Path repo) {

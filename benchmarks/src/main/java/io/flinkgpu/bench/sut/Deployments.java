@@ -54,13 +54,20 @@ public final class Deployments {
         Configuration c = new Configuration(config);
         c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                 Files.createTempDirectory("bench-checkpoints").toUri().toString());
+        if (kind == Kind.JOB) {
+            return startJob(c, 1, name);
+        }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(c);
         env.setParallelism(1);
-        if (kind == Kind.JOB) {
-            InferenceJob.build(env, c);
-        } else {
-            perRecord(env, c, modelFile, kind == Kind.FLINK_ASYNC);
-        }
+        perRecord(env, c, modelFile, kind == Kind.FLINK_ASYNC);
+        return env.executeAsync(name);
+    }
+
+    /** Starts the inference job with {@code config} as it is, at {@code parallelism}, on a local cluster of its own. */
+    public static JobClient startJob(Configuration config, int parallelism, String name) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(config);
+        env.setParallelism(parallelism);
+        InferenceJob.build(env, config);
         return env.executeAsync(name);
     }
 

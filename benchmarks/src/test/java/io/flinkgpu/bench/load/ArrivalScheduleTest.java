@@ -3,6 +3,7 @@ package io.flinkgpu.bench.load;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class ArrivalScheduleTest {
@@ -38,6 +39,25 @@ class ArrivalScheduleTest {
             assertThat(a.offset(i)).isEqualTo(b.offset(i));
             assertThat(a.offset(i)).isLessThan(1_000_000_000L);
         }
+    }
+
+    @Test
+    void aSteppedRateStartsAtTheStartAndChangesAtTheStep() {
+        long second = 1_000_000_000L;
+        ArrivalSchedule.Rate rate = ArrivalSchedule.Rate.step(1000, 3000, 20 * second);
+        ArrivalSchedule s = ArrivalSchedule.poisson(rate, 40 * second, new Random(42));
+        assertThat(s.offset(0)).isZero();
+        int before = 0;
+        for (int i = 0; i < s.size(); i++) {
+            assertThat(s.offset(i)).isLessThan(40 * second);
+            before += s.offset(i) < 20 * second ? 1 : 0;
+        }
+        int after = s.size() - before;
+        assertThat(before).isBetween(19_000, 21_000); // ~20,000 at 1,000/s
+        assertThat(after).isBetween(57_000, 63_000); // ~60,000 at 3,000/s
+        ArrivalSchedule again = ArrivalSchedule.poisson(rate, 40 * second, new Random(42));
+        assertThat(again.size()).isEqualTo(s.size());
+        assertThat(again.offset(s.size() - 1)).isEqualTo(s.offset(s.size() - 1));
     }
 
     @Test

@@ -3,10 +3,13 @@ package io.flinkgpu.bench.load;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Random;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -144,6 +147,83 @@ class LoadDriverTest {
         // 2 outstanding, >= 10 ms each: at most ~200 answers/s (fewer on a busy machine).
         assertThat(p.throughput()).isBetween(5.0, 210.0);
         assertThat(p.p50()).isGreaterThanOrEqualTo(9.0);
+    }
+
+    @Test
+    void theListenerHearsWhenTheMeasurementStartsAndEnds() throws Exception {
+        AtomicInteger measuring = new AtomicInteger();
+        AtomicInteger measured = new AtomicInteger();
+        AtomicInteger windows = new AtomicInteger();
+        long[] startedAt = new long[1];
+        long before = System.nanoTime();
+        LoadDriver.Listener listener = new LoadDriver.Listener() {
+            @Override
+            public void measuring() {
+                measuring.incrementAndGet();
+                startedAt[0] = System.nanoTime();
+            }
+
+            @Override
+            public void window(int index, double answersPerSecond) {
+                windows.incrementAndGet();
+            }
+
+            @Override
+            public void measured() {
+                assertThat(measuring.get()).isEqualTo(1);
+                measured.incrementAndGet();
+            }
+        };
+        LoadDriver.closedLoop(new DelayTarget(1), 1, 2, SPEC, 50, listener);
+        assertThat(measuring.get()).isEqualTo(1);
+        assertThat(measured.get()).isEqualTo(1);
+        assertThat(windows.get()).isBetween(1, SPEC.minWindows());
+        assertThat(startedAt[0] - before).isGreaterThanOrEqualTo(SPEC.warmupNanos());
+    }
+
+    @Test
+    void aTimedRunReportsEveryRequestOfEveryStream() throws Exception {
+        AtomicBoolean refused = new AtomicBoolean();
+        Target refusing = new Target() {
+            volatile Completions completions;
+
+            @Override
+            public void begin(int runId, Completions c) {
+                completions = c;
+            }
+
+            @Override
+            public void send(int seq) {
+                Completions c = completions;
+                if (seq % 2 == 1) { // every other request is refused, the rest never answered
+                    server.schedule(() -> c.complete(seq, System.nanoTime(), "OVERLOADED", 1, 0, 0), 1,
+                            TimeUnit.MILLISECONDS);
+                    refused.set(true);
+                }
+            }
+        };
+        long start = System.nanoTime() + 50_000_000L;
+        long end = start + 500_000_000L;
+        List<StreamAnswers> answers = LoadDriver.timed(List.of(
+                new LoadDriver.Stream(new DelayTarget(2), 1, ArrivalSchedule.Rate.constant(400), new Random(1)),
+                new LoadDriver.Stream(refusing, 2, ArrivalSchedule.Rate.constant(100), new Random(2))),
+                start, end, Duration.ofMillis(300));
+        StreamAnswers ok = answers.get(0);
+        assertThat(ok.sent()).isBetween(120, 300); // ~200 in 0.5 s
+        assertThat(ok.answered()).isEqualTo(ok.sent());
+        assertThat(ok.errors()).isZero();
+        for (int i = 0; i < ok.sent(); i++) {
+            assertThat(ok.intendedNanos(i)).isBetween(start, end - 1);
+            assertThat(ok.latencyNanos(i)).isGreaterThanOrEqualTo(2_000_000L);
+            assertThat(ok.errorCode(i)).isNull();
+        }
+        StreamAnswers half = answers.get(1);
+        assertThat(refused.get()).isTrue();
+        assertThat(half.answered()).isEqualTo(half.sent() / 2);
+        assertThat(half.outstanding()).isEqualTo(half.sent() - half.sent() / 2);
+        assertThat(half.answered(0)).isFalse();
+        assertThat(half.answered(1)).isTrue();
+        assertThat(half.errorCode(1)).isEqualTo("OVERLOADED");
     }
 
     @Test
