@@ -1,6 +1,8 @@
 package io.flinkgpu.bench;
 
 import io.flinkgpu.bench.report.Report;
+import io.flinkgpu.bench.run.BenchmarkRunner;
+import io.flinkgpu.bench.run.BenchmarkSettings;
 import io.flinkgpu.bench.scenario.ImageScenario;
 import io.flinkgpu.bench.scenario.RecommendationScenario;
 import io.flinkgpu.bench.scenario.Scenario;

@@ -2,10 +2,10 @@ package io.flinkgpu.bench.report;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.flinkgpu.bench.BenchmarkRunner;
-import io.flinkgpu.bench.BenchmarkRunner.ConfigResult;
-import io.flinkgpu.bench.BenchmarkRunner.ScenarioResult;
-import io.flinkgpu.bench.BenchmarkSettings;
+import io.flinkgpu.bench.run.BenchmarkRunner;
+import io.flinkgpu.bench.run.BenchmarkRunner.ConfigResult;
+import io.flinkgpu.bench.run.BenchmarkRunner.ScenarioResult;
+import io.flinkgpu.bench.run.BenchmarkSettings;
 import io.flinkgpu.bench.load.PointResult;
 import io.flinkgpu.bench.sut.Ceiling;
 import java.io.IOException;

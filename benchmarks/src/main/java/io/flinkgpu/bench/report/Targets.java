@@ -1,7 +1,7 @@
 package io.flinkgpu.bench.report;
 
-import io.flinkgpu.bench.BenchmarkRunner.ConfigResult;
-import io.flinkgpu.bench.BenchmarkRunner.ScenarioResult;
+import io.flinkgpu.bench.run.BenchmarkRunner.ConfigResult;
+import io.flinkgpu.bench.run.BenchmarkRunner.ScenarioResult;
 import io.flinkgpu.bench.load.PointResult;
 import io.flinkgpu.bench.sut.Ceiling;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.flinkgpu.bench;
+package io.flinkgpu.bench.run;
 
 import io.flinkgpu.bench.load.LoadDriver;
 import io.flinkgpu.bench.load.PointResult;

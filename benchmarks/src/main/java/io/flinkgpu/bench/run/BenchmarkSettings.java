@@ -1,4 +1,4 @@
-package io.flinkgpu.bench;
+package io.flinkgpu.bench.run;
 
 import io.flinkgpu.bench.load.RunSpec;
 import io.flinkgpu.bench.sweep.RateSweep;
