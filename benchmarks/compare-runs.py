@@ -66,8 +66,53 @@ def main():
                 continue
             a, b = statistics.median(firsts), statistics.median(seconds)
             lines.append(f"| {name} | {config} | {a:.0f} | {b:.0f} | " + ("-" if not a else f"{b / a:.2f}") + " |")
+    if len(pairs) >= 3:
+        lines += cpu_table(runs, pairs)
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def points(run, scenario, config):
+    """(offered rate, CPU microseconds per answered request) of every open-loop point of a sweep."""
+    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
+    c = None if s is None else s["configs"].get(config)
+    if c is None:
+        return []
+    out = []
+    extra = c.get("extra_points") or {}
+    for p in (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra):
+        if p.get("mode") == "open" and p.get("throughput") and p.get("benchmarkCores") is not None:
+            out.append((round(p["offered"]), p["benchmarkCores"] * 1e6 / p["throughput"]))
+    return out
+
+
+def cpu_table(runs, pairs):
+    """CPU per answered request at the offered rates both sides ran: steadier than goodput on a host
+    whose other tenants take CPU time (stolen time is not charged to the benchmark's process)."""
+    lines = ["", "CPU time per answered request (microseconds of every core the benchmark's JVM used: broker, "
+             "Flink job and load generator together), median over all points at each offered rate that both the "
+             "first and the second runs of the pairs measured:", "",
+             "| scenario | configuration | offered rate (req/s) | points, first / second | CPU us/request, first "
+             "| CPU us/request, second | second / first |", "|---|---|---:|---:|---:|---:|---:|"]
+    names = [s["name"] for s in runs[0][2]["scenarios"]]
+    for name in names:
+        configs = list(next(s for s in runs[0][2]["scenarios"] if s["name"] == name)["configs"].keys())
+        for config in configs:
+            firsts, seconds = {}, {}
+            for a, b in pairs:
+                for rate, us in points(runs[a][2], name, config):
+                    firsts.setdefault(rate, []).append(us)
+                for rate, us in points(runs[b][2], name, config):
+                    seconds.setdefault(rate, []).append(us)
+            ratios = []
+            for rate in sorted(set(firsts) & set(seconds)):
+                a, b = statistics.median(firsts[rate]), statistics.median(seconds[rate])
+                ratios.append(b / a)
+                lines.append(f"| {name} | {config} | {rate} | {len(firsts[rate])} / {len(seconds[rate])} | "
+                             f"{a:.0f} | {b:.0f} | {b / a:.2f} |")
+            if ratios:
+                lines.append(f"| {name} | {config} | median over rates | | | | **{statistics.median(ratios):.2f}** |")
+    return lines
 
 
 if __name__ == "__main__":
