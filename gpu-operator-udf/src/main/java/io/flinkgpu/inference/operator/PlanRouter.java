@@ -11,7 +11,6 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.Partitioner;
 import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.state.ReadOnlyBroadcastState;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -55,6 +54,8 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
     private transient RoutingTable table;
     /** The state value {@link #table} was built from: a new value (by reference) means a new plan. */
     private transient byte[] tableSource;
+    /** The plan {@link #tableSource} decodes to (null: none), so the gate need not decode it again. */
+    private transient ControlMessage tablePlan;
     private transient Counter applied;
     private transient Counter stale;
     private transient Counter invalid;
@@ -74,6 +75,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         control.gauge(MetricNames.PLAN_EPOCH, () -> epoch);
         table = new RoutingTable(null, inferenceParallelism);
         tableSource = null;
+        tablePlan = null;
     }
 
     @Override
@@ -84,6 +86,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             byte[] source = ctx.getBroadcastState(PLAN_STATE).get(PLAN_KEY);
             if (source != tableSource) { // decode once per plan, not per request
                 ControlMessage plan = decode(source);
+                tablePlan = plan;
                 table = new RoutingTable(plan, inferenceParallelism);
                 tableSource = source;
                 epoch = plan == null ? 0 : plan.epoch();
@@ -104,7 +107,8 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             throws Exception {
         // Every parallel instance sees the same records in the same order and starts from the same
         // broadcast state, so each reaches the same decision (Flink's rule for broadcast state).
-        ControlPlanState gate = new ControlPlanState(current(ctx.getBroadcastState(PLAN_STATE)));
+        byte[] source = ctx.getBroadcastState(PLAN_STATE).get(PLAN_KEY);
+        ControlPlanState gate = new ControlPlanState(source == tableSource ? tablePlan : decode(source));
         switch (gate.offer(record)) {
             case APPLIED -> {
                 byte[] encoded = ControlMessageCodec.encode(gate.current());
@@ -112,6 +116,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
                 // The table follows the new plan at once: requests need not decode the state again.
                 table = new RoutingTable(gate.current(), inferenceParallelism);
                 tableSource = encoded;
+                tablePlan = gate.current();
                 applied.inc();
                 epoch = gate.currentEpoch();
                 if (getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
@@ -121,10 +126,6 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             case STALE -> stale.inc();
             case INVALID -> invalid.inc();
         }
-    }
-
-    private static ControlMessage current(ReadOnlyBroadcastState<String, byte[]> state) throws Exception {
-        return decode(state.get(PLAN_KEY));
     }
 
     private static ControlMessage decode(byte[] bytes) {
