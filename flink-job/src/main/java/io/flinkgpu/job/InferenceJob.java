@@ -11,6 +11,8 @@ import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.WireCodec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
@@ -76,10 +78,16 @@ public final class InferenceJob {
         InferenceSettings settings = InferenceSettings.fromConfiguration(config);
         configureState(env, config);
         String bootstrap = config.get(InferenceJobOptions.BOOTSTRAP_SERVERS);
+        TenantBinding tenants = TenantBinding.fromConfiguration(config);
+        LOG.info("Tenants: {}{}", tenants, tenants.mode() == TenantBinding.Mode.DECLARED
+                ? " (self-declared: any producer may name any tenant; for trusted single-team deployments)" : "");
+        List<String> requestTopics = new ArrayList<>();
+        requestTopics.add(config.get(InferenceJobOptions.REQUESTS_TOPIC));
+        tenants.extraTopics().stream().filter(t -> !requestTopics.contains(t)).forEach(requestTopics::add);
 
         KafkaSource<KafkaRecord> source = KafkaSource.<KafkaRecord>builder()
                 .setBootstrapServers(bootstrap)
-                .setTopics(config.get(InferenceJobOptions.REQUESTS_TOPIC))
+                .setTopics(requestTopics)
                 .setGroupId(config.get(InferenceJobOptions.GROUP_ID))
                 .setStartingOffsets(startingOffsets(config.get(InferenceJobOptions.STARTING_OFFSETS)))
                 .setDeserializer(new RawRecordDeserializer())
@@ -89,7 +97,7 @@ public final class InferenceJob {
                 .uid(UID_SOURCE);
 
         SingleOutputStreamOperator<InferenceRequest> requests = records
-                .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.limits()),
+                .process(new RequestParser(config.get(InferenceJobOptions.REQUESTS_FORMAT), settings.limits(), tenants),
                         InferenceTypes.REQUEST)
                 .uid(UID_PARSER)
                 .name("Parse");
@@ -329,7 +337,14 @@ public final class InferenceJob {
         @Override
         public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<KafkaRecord> out) {
             out.collect(new KafkaRecord(record.topic(), record.partition(), record.offset(), record.key(),
-                    record.value()));
+                    record.value(), header(record, TenantBinding.TENANT_HEADER),
+                    header(record, TenantBinding.SIGNATURE_HEADER)));
+        }
+
+        /** The last value of header {@code name} as UTF-8, or null. */
+        private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+            org.apache.kafka.common.header.Header h = record.headers().lastHeader(name);
+            return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
         }
 
         @Override

@@ -97,4 +97,16 @@ public final class InferenceJobOptions {
             .defaultValue(MemorySize.parse("1m"))
             .withDescription("Largest record the job writes (Kafka's max.request.size). A response over it is "
                     + "replaced by an OUTPUT_TOO_LARGE error; a dead letter keeps only the start of the original.");
+
+    public static final ConfigOption<TenantBinding.Mode> TENANT_BINDING = ConfigOptions.key("inference.tenant.binding")
+            .enumType(TenantBinding.Mode.class)
+            .defaultValue(TenantBinding.Mode.DECLARED)
+            .withDescription("How a request's tenant is decided. DECLARED: its parameters.tenant as written, so any "
+                    + "producer may name any tenant (trusted single-team deployments only). TOPIC: the tenant of the "
+                    + "topic it was read from, from inference.tenant.topics.<topic>: <tenant>; the job also reads "
+                    + "those topics, records of inference.kafka.requests-topic belong to 'default', and Kafka ACLs "
+                    + "decide who may write each topic. SIGNED: the tenant in the record's inference-tenant header, "
+                    + "proven by the inference-tenant-signature header (HMAC-SHA256 under the tenant's key, "
+                    + "inference.tenant.keys.<tenant>: a secret, file:/path or env:NAME). A request claiming "
+                    + "another tenant is refused with TENANT_MISMATCH, an unsigned one with UNAUTHENTICATED.");
 }

@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Parse: decodes each record ({@link RequestAdmission#decode}) and stamps it with its Kafka
  * origin. Everything else about admission (the model, its limits, tenants, deadlines) is decided
- * once, by the inference operator. A record that does not decode goes to the dead-letter output
+ * once, by the inference operator, except the tenant: the parser binds it to the record's topic
+ * or signature ({@link TenantBinding}) and refuses a request that claims another. A record that does not decode goes to the dead-letter output
  * with its original bytes and reason and, when its id can be read from the payload or the Kafka
  * key, an error response goes to the responses too, so that its caller is answered. Nothing a
  * record contains can fail this task: an unexpected exception becomes an {@code INTERNAL} dead
@@ -37,13 +38,21 @@ public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest
 
     private final WireFormat format;
     private final ValidationLimits limits;
+    private final TenantBinding tenants;
     private transient Counter decoded;
     private transient Counter deadLetters;
     private transient Counter failures;
+    private transient Counter tenantRefusals;
 
+    /** Tenants as the requests declare them. */
     public RequestParser(WireFormat format, ValidationLimits limits) {
+        this(format, limits, TenantBinding.declared());
+    }
+
+    public RequestParser(WireFormat format, ValidationLimits limits, TenantBinding tenants) {
         this.format = format;
         this.limits = limits;
+        this.tenants = tenants;
     }
 
     @Override
@@ -52,6 +61,7 @@ public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest
         decoded = group.counter(MetricNames.DECODED_REQUESTS);
         deadLetters = group.counter(MetricNames.DEAD_LETTERS);
         failures = group.counter(MetricNames.RECORD_FAILURES);
+        tenantRefusals = group.counter(MetricNames.TENANT_REFUSALS);
     }
 
     @Override
@@ -69,7 +79,13 @@ public class RequestParser extends ProcessFunction<KafkaRecord, InferenceRequest
         }
         if (d.ok()) {
             InferenceRequest r = d.request();
-            out.collect(r.withParameters(r.parameters().withOrigin(origin(record))));
+            TenantBinding.Result tenant = tenants.bind(record, r.parameters().tenant());
+            if (!tenant.ok()) {
+                tenantRefusals.inc();
+                reject(record, tenant.error(), tenant.reason(), r.id(), r.modelName(), ctx);
+                return;
+            }
+            out.collect(r.withParameters(r.parameters().withTenant(tenant.tenant()).withOrigin(origin(record))));
             decoded.inc();
         } else {
             reject(record, d.error().code(), d.error().getMessage(), d.requestId(), d.modelName(), ctx);

@@ -35,7 +35,7 @@ final class KafkaTopics {
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (ProducerRecord<byte[], byte[]> r : records) {
-                futures.add(producer.send(new ProducerRecord<>(topic, r.key(), r.value())));
+                futures.add(producer.send(new ProducerRecord<>(topic, null, r.key(), r.value(), r.headers())));
             }
             producer.flush();
             List<org.apache.kafka.clients.producer.RecordMetadata> out = new ArrayList<>();

@@ -216,8 +216,8 @@ public final class ModelRepository {
         Map<String, ModelEntry> models = this.models;
         ModelEntry entry = models.get(name);
         if (entry == null) {
-            throw new ProtocolException(ErrorCode.UNKNOWN_MODEL, "unknown model '" + name + "'; available: "
-                    + models.keySet());
+            // Not the list of models: a producer learns only about the model it named.
+            throw new ProtocolException(ErrorCode.UNKNOWN_MODEL, "unknown model '" + name + "'");
         }
         String v = version == null ? entry.defaultVersion() : version;
         // The version map orders keys numerically, so look up only well-formed versions.

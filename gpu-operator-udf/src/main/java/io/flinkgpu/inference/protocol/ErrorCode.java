@@ -47,5 +47,9 @@ public enum ErrorCode {
     /** The response would exceed the largest record the responses topic accepts. */
     OUTPUT_TOO_LARGE,
     /** A bug: anything not covered above. */
-    INTERNAL
+    INTERNAL,
+    /** The request claims a tenant other than the one its topic or signature binds it to. */
+    TENANT_MISMATCH,
+    /** The job binds tenants by signature and the record carries no valid one. */
+    UNAUTHENTICATED
 }

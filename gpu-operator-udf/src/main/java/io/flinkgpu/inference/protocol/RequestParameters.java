@@ -28,6 +28,12 @@ public record RequestParameters(int priority, long timeoutMs, String tenant, lon
         this(priority, timeoutMs, tenant, 0, null);
     }
 
+    /** The same parameters with another tenant ({@code this} if it is the same). */
+    public RequestParameters withTenant(String newTenant) {
+        return tenant.equals(newTenant) ? this
+                : new RequestParameters(priority, timeoutMs, newTenant, deadlineEpochMs, origin);
+    }
+
     /** The same parameters with another origin. */
     public RequestParameters withOrigin(String newOrigin) {
         return new RequestParameters(priority, timeoutMs, tenant, deadlineEpochMs, newOrigin);

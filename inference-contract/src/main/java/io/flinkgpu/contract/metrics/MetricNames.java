@@ -34,6 +34,8 @@ public final class MetricNames {
     public static final String ERRORS = "errors";
     /** Of the job's parse operator: records decoded into requests (the rest are dead letters). */
     public static final String DECODED_REQUESTS = "decodedRequests";
+    /** Of the job's parse operator: requests refused because their tenant was not proven (TENANT_MISMATCH, UNAUTHENTICATED). */
+    public static final String TENANT_REFUSALS = "tenantRefusals";
 
     // Per model and version.
     public static final String BATCHES = "batches";
