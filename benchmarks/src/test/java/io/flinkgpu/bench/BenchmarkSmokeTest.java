@@ -8,6 +8,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 /**
@@ -53,5 +55,41 @@ class BenchmarkSmokeTest {
             assertThat(t.has("target") && t.has("measured") && t.has("goal") && t.has("pass")).isTrue();
         }
         assertThat(publish.resolve("smoke").resolve("result.json")).exists();
+    }
+
+    /**
+     * Every scenario runs alone: each prepares itself before the Kafka floor (which sends the first
+     * scenario's samples) and before any point, so no scenario depends on another having run first.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"recommendation", "nlp", "nlp-int8"})
+    void eachScenarioRunsAlone(String scenario, @TempDir Path dir) throws Exception {
+        if (scenario.equals("recommendation")) {
+            // The DLRM export needs PyTorch; .ci/run installs python3-torch, so CI always runs this.
+            org.junit.jupiter.api.Assumptions.assumeTrue(pythonHasTorch(),
+                    "/usr/bin/python3 cannot import torch (apt-get install python3-torch)");
+        }
+        Path out = dir.resolve("run");
+        int exit = new CommandLine(new BenchmarkMain()).execute("--mode=smoke", "--scenarios=" + scenario,
+                "--configs=job-batching-default", "--out=" + out, "--publish=" + dir.resolve("published"));
+        assertThat(exit).isZero();
+        JsonNode result = new ObjectMapper().readTree(out.resolve("result.json").toFile());
+        assertThat(result.path("kafka_floor_closed_loop").path("answered").asLong()).isPositive();
+        JsonNode only = result.path("scenarios").get(0);
+        assertThat(result.path("scenarios")).hasSize(1);
+        assertThat(only.path("name").asText()).isEqualTo(scenario);
+        JsonNode batching = only.path("configs").path("job-batching-default");
+        assertThat(batching.path("failure").isNull()).as("%s", batching.path("failure")).isTrue();
+        assertThat(batching.path("sweep").get(0).path("p99").isNumber()).isTrue();
+    }
+
+    private static boolean pythonHasTorch() throws InterruptedException {
+        try {
+            Process p = new ProcessBuilder("/usr/bin/python3", "-c", "import torch").redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor() == 0;
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 }

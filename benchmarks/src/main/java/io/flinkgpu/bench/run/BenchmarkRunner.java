@@ -124,6 +124,17 @@ public final class BenchmarkRunner {
 
     public List<ScenarioResult> run(List<Scenario> scenarios) throws Exception {
         List<ScenarioResult> results = new ArrayList<>();
+        // Every scenario is prepared (model exported, samples made) before the first point: a missing
+        // prerequisite, such as python3-torch for the DLRM export, fails the run at once rather than
+        // after the scenarios before it, and the Kafka floor can use any scenario's samples.
+        for (Scenario scenario : scenarios) {
+            out.println("Preparing scenario " + scenario.name() + " ...");
+            try {
+                scenario.prepare(repo);
+            } catch (Exception e) {
+                throw new IllegalStateException("scenario " + scenario.name() + " cannot run here: " + e.getMessage(), e);
+            }
+        }
         out.println("Starting the embedded Kafka broker ...");
         try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
             kafkaEcho = kafkaFloor(kafka, scenarios.get(0));
@@ -147,7 +158,6 @@ public final class BenchmarkRunner {
     private ScenarioResult runScenario(EmbeddedKafka kafka, Scenario scenario) throws Exception {
         out.printf("%n=== scenario %s: %s%n    SLO p99 <= %.0f ms%n", scenario.name(), scenario.description(),
                 scenario.sloMs());
-        scenario.prepare(repo);
         ScenarioResult result = new ScenarioResult(scenario);
         Path modelFile = scenario.modelFile(repo);
         if (runsCeiling()) {
