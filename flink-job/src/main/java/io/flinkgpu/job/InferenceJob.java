@@ -1,5 +1,6 @@
 package io.flinkgpu.job;
 
+import io.flinkgpu.contract.security.PassThroughProperties;
 import io.flinkgpu.inference.operator.GpuInference;
 import io.flinkgpu.inference.operator.InferenceSettings;
 import io.flinkgpu.inference.operator.InferenceTypes;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -67,6 +69,9 @@ public final class InferenceJob {
     public static final String UID_PLAN_ROUTER = GpuInference.DEFAULT_ROUTER_UID;
     public static final String UID_ROUTED = GpuInference.DEFAULT_ROUTED_UID;
 
+    /** The prefix of the pass-through Kafka client properties, with its trailing dot. */
+    public static final String KAFKA_PROPERTIES_PREFIX = InferenceJobOptions.KAFKA_PROPERTIES.key() + ".";
+
     private static final Logger LOG = LoggerFactory.getLogger(InferenceJob.class);
     /** How long the build-time check for the control topic may wait for the broker. */
     private static final Duration CONTROL_TOPIC_CHECK_TIMEOUT = Duration.ofSeconds(3);
@@ -76,6 +81,7 @@ public final class InferenceJob {
     /** Adds the job to {@code env}, configured from {@code config}. */
     public static void build(StreamExecutionEnvironment env, ReadableConfig config) {
         InferenceSettings settings = InferenceSettings.fromConfiguration(config);
+        Map<String, String> kafkaProperties = kafkaClientProperties(config);
         configureState(env, config);
         String bootstrap = config.get(InferenceJobOptions.BOOTSTRAP_SERVERS);
         TenantBinding tenants = TenantBinding.fromConfiguration(config);
@@ -86,6 +92,7 @@ public final class InferenceJob {
         tenants.extraTopics().stream().filter(t -> !requestTopics.contains(t)).forEach(requestTopics::add);
 
         KafkaSource<KafkaRecord> source = KafkaSource.<KafkaRecord>builder()
+                .setProperties(properties(kafkaProperties))
                 .setBootstrapServers(bootstrap)
                 .setTopics(requestTopics)
                 .setGroupId(config.get(InferenceJobOptions.GROUP_ID))
@@ -117,8 +124,8 @@ public final class InferenceJob {
             // The library's control plane: one gate routes requests by the plan and hands applied
             // plans to the inference subtasks (their LOAD/UNLOAD commands).
             Duration discovery = config.get(InferenceJobOptions.CONTROL_TOPIC_DISCOVERY_INTERVAL);
-            warnIfControlTopicMissing(bootstrap, controlTopic, discovery);
-            DataStream<byte[]> control = controlRecords(env, bootstrap, controlTopic,
+            warnIfControlTopicMissing(bootstrap, kafkaProperties, controlTopic, discovery);
+            DataStream<byte[]> control = controlRecords(env, bootstrap, kafkaProperties, controlTopic,
                     config.get(InferenceJobOptions.GROUP_ID), discovery);
             responses = inference.apply(requests, control);
         }
@@ -132,7 +139,7 @@ public final class InferenceJob {
         String responsesTopic = config.get(InferenceJobOptions.RESPONSES_TOPIC);
         allResponses.sinkTo(KafkaSink.<InferenceResponse>builder()
                         .setBootstrapServers(bootstrap)
-                        .setKafkaProducerConfig(producerConfig(exactlyOnce, maxRecordBytes))
+                        .setKafkaProducerConfig(producerConfig(kafkaProperties, exactlyOnce, maxRecordBytes))
                         .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
                         .setTransactionalIdPrefix("gpu-inference-responses")
                         .setRecordSerializer((KafkaRecordSerializationSchema<InferenceResponse>) (r, ctx, ts) ->
@@ -151,7 +158,7 @@ public final class InferenceJob {
                 .union(refused)
                 .sinkTo(KafkaSink.<DeadLetter>builder()
                         .setBootstrapServers(bootstrap)
-                        .setKafkaProducerConfig(producerConfig(exactlyOnce, maxRecordBytes))
+                        .setKafkaProducerConfig(producerConfig(kafkaProperties, exactlyOnce, maxRecordBytes))
                         .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
                         .setTransactionalIdPrefix("gpu-inference-dead-letter")
                         .setRecordSerializer((KafkaRecordSerializationSchema<DeadLetter>) (d, ctx, ts) ->
@@ -173,8 +180,9 @@ public final class InferenceJob {
      * the router routes by model hash.
      */
     private static DataStream<byte[]> controlRecords(StreamExecutionEnvironment env, String bootstrap,
-            String controlTopic, String groupId, Duration discovery) {
+            Map<String, String> kafkaProperties, String controlTopic, String groupId, Duration discovery) {
         KafkaSource<byte[]> controlSource = KafkaSource.<byte[]>builder()
+                .setProperties(properties(kafkaProperties))
                 .setBootstrapServers(bootstrap)
                 .setTopicPattern(Pattern.compile(Pattern.quote(controlTopic)))
                 .setProperty("partition.discovery.interval.ms", String.valueOf(discoveryIntervalMs(discovery)))
@@ -197,9 +205,11 @@ public final class InferenceJob {
      * broker that cannot be reached within a few seconds, or any other failure, skips the message
      * and never fails the build (the source itself copes with a missing topic).
      */
-    private static void warnIfControlTopicMissing(String bootstrap, String controlTopic, Duration discovery) {
+    private static void warnIfControlTopicMissing(String bootstrap, Map<String, String> kafkaProperties,
+            String controlTopic, Duration discovery) {
         int timeoutMs = (int) CONTROL_TOPIC_CHECK_TIMEOUT.toMillis();
-        Properties props = new Properties();
+        // the pass-through properties (credentials), then the check's own bounds, which stay short
+        Properties props = properties(kafkaProperties);
         props.setProperty(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.setProperty(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs));
         props.setProperty(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs));
@@ -305,14 +315,60 @@ public final class InferenceJob {
     /** Room for the key, headers and batch framing within max.request.size. */
     private static final int RECORD_OVERHEAD_BYTES = 1024;
 
-    private static Properties producerConfig(boolean exactlyOnce, int maxRecordBytes) {
+    /**
+     * The sinks' producer properties: the job's tuning defaults, overridden by the pass-through
+     * properties, then the record size of {@code inference.kafka.max-record-size} (refused under the
+     * prefix, so nothing overrides it).
+     */
+    private static Properties producerConfig(Map<String, String> kafkaProperties, boolean exactlyOnce,
+            int maxRecordBytes) {
         Properties p = new Properties();
-        p.setProperty("max.request.size", String.valueOf(maxRecordBytes));
         p.setProperty("linger.ms", "2");
         if (exactlyOnce) {
             // Flink's default (1 h) exceeds the broker's maximum of 15 minutes.
             p.setProperty("transaction.timeout.ms", "600000");
         }
+        p.putAll(kafkaProperties);
+        p.setProperty("max.request.size", String.valueOf(maxRecordBytes));
+        return p;
+    }
+
+    /**
+     * Keys refused under {@code inference.kafka.properties.*}, with the reason: the job sets them
+     * from its own options, or the job's correctness depends on its own value.
+     */
+    static final Map<String, String> REFUSED_KAFKA_PROPERTIES = Map.ofEntries(
+            Map.entry("bootstrap.servers", "set " + InferenceJobOptions.BOOTSTRAP_SERVERS.key() + " instead"),
+            Map.entry("group.id", "set " + InferenceJobOptions.GROUP_ID.key()
+                    + " instead; the control source uses it with the suffix -control"),
+            Map.entry("auto.offset.reset", "set " + InferenceJobOptions.STARTING_OFFSETS.key() + " instead"),
+            Map.entry("max.request.size", "set " + InferenceJobOptions.MAX_RECORD_SIZE.key()
+                    + " instead: responses over it become OUTPUT_TOO_LARGE errors"),
+            Map.entry("partition.discovery.interval.ms", "set "
+                    + InferenceJobOptions.CONTROL_TOPIC_DISCOVERY_INTERVAL.key() + " for the control source"),
+            Map.entry("transactional.id", "the sinks name their transactions themselves (see "
+                    + InferenceJobOptions.EXACTLY_ONCE.key() + ")"),
+            Map.entry("enable.auto.commit", "the request source commits its offsets on checkpoints"),
+            Map.entry("key.serializer", "the job writes raw bytes"),
+            Map.entry("value.serializer", "the job writes raw bytes"),
+            Map.entry("key.deserializer", "the job reads raw bytes"),
+            Map.entry("value.deserializer", "the job reads raw bytes"));
+
+    /**
+     * The pass-through Kafka client properties: every {@code inference.kafka.properties.<key>} of
+     * {@code config}, the prefix removed. Every Kafka client of the job gets them (both sources,
+     * both sinks, the control-topic check's admin client). The job's own options win where they
+     * overlap, because overlapping keys are refused: {@link IllegalArgumentException} naming each
+     * refused key and the option to use instead (never a value).
+     */
+    public static Map<String, String> kafkaClientProperties(ReadableConfig config) {
+        return PassThroughProperties.read(config.toMap(), InferenceJobOptions.KAFKA_PROPERTIES.key(),
+                REFUSED_KAFKA_PROPERTIES);
+    }
+
+    private static Properties properties(Map<String, String> entries) {
+        Properties p = new Properties();
+        p.putAll(entries);
         return p;
     }
 

@@ -2,6 +2,7 @@ package io.flinkgpu.job;
 
 import io.flinkgpu.inference.protocol.WireFormat;
 import java.time.Duration;
+import java.util.Map;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
@@ -14,6 +15,27 @@ public final class InferenceJobOptions {
             .stringType()
             .defaultValue("localhost:9092")
             .withDescription("Kafka bootstrap servers for the request, response and dead-letter topics.");
+
+    /**
+     * Not read as one value: each {@code inference.kafka.properties.<kafka key>} is one client
+     * property (see {@link InferenceJob#kafkaClientProperties}). The option exists for its key and
+     * description.
+     */
+    public static final ConfigOption<Map<String, String>> KAFKA_PROPERTIES = ConfigOptions.key("inference.kafka.properties")
+            .mapType()
+            .noDefaultValue()
+            .withDescription("Prefix, one key per Kafka client property: every inference.kafka.properties.<name>: "
+                    + "<value> is passed to every Kafka client of the job (both sources, both sinks, the "
+                    + "control-topic check's admin client), e.g. inference.kafka.properties.security.protocol: "
+                    + "SASL_SSL, ...sasl.mechanism, ...sasl.jaas.config, ...ssl.truststore.location. Secrets stay "
+                    + "out of the configuration with Kafka's config providers: ...config.providers: file,env, "
+                    + "...config.providers.file.class: org.apache.kafka.common.config.provider.FileConfigProvider, "
+                    + "...config.providers.env.class: org.apache.kafka.common.config.provider.EnvVarConfigProvider, "
+                    + "then ${file:/path/to/file.properties:key} or ${env:NAME} in a value, resolved by each client "
+                    + "where it runs. A prefixed value overrides the job's own tuning defaults (linger.ms, "
+                    + "transaction.timeout.ms); keys the job sets from its own options or needs unchanged are refused "
+                    + "when the job is built: bootstrap.servers, group.id, auto.offset.reset, max.request.size, "
+                    + "partition.discovery.interval.ms, transactional.id, enable.auto.commit and the (de)serializers.");
 
     public static final ConfigOption<String> REQUESTS_TOPIC = ConfigOptions.key("inference.kafka.requests-topic")
             .stringType()

@@ -13,7 +13,11 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
-/** Plain Kafka clients for the tests: produce raw records, read a topic until enough arrived. */
+/**
+ * Plain Kafka clients for the tests: produce raw records, read a topic until enough arrived. Each
+ * takes either the bootstrap servers or the client properties to connect with (bootstrap servers
+ * plus e.g. SASL credentials, see {@link SecureKafka#clientProperties}).
+ */
 final class KafkaTopics {
     private KafkaTopics() {}
 
@@ -21,12 +25,28 @@ final class KafkaTopics {
         produceWithMetadata(bootstrap, topic, records);
     }
 
+    static void produce(Properties client, String topic, List<ProducerRecord<byte[], byte[]>> records) {
+        produceWithMetadata(client, topic, records);
+    }
+
+    private static Properties bootstrapOnly(String bootstrap) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        return p;
+    }
+
     /** Produces the records in order and returns where each landed. */
     static List<org.apache.kafka.clients.producer.RecordMetadata> produceWithMetadata(String bootstrap, String topic,
             List<ProducerRecord<byte[], byte[]>> records) {
+        return produceWithMetadata(bootstrapOnly(bootstrap), topic, records);
+    }
+
+    /** As {@link #produceWithMetadata(String, String, List)}, connecting with {@code client}. */
+    static List<org.apache.kafka.clients.producer.RecordMetadata> produceWithMetadata(Properties client, String topic,
+            List<ProducerRecord<byte[], byte[]>> records) {
         List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> futures = new ArrayList<>();
         Properties p = new Properties();
-        p.setProperty("bootstrap.servers", bootstrap);
+        p.putAll(client);
         p.setProperty("linger.ms", "5");
         p.setProperty("max.request.size", String.valueOf(8 * 1024 * 1024));
         // One batch in flight: right after a topic is created a first batch can fail while later ones
@@ -54,8 +74,14 @@ final class KafkaTopics {
      */
     static List<ConsumerRecord<byte[], byte[]>> read(String bootstrap, String topic,
             Predicate<List<ConsumerRecord<byte[], byte[]>>> done, Duration timeout, Duration settle) {
+        return read(bootstrapOnly(bootstrap), topic, done, timeout, settle);
+    }
+
+    /** As {@link #read(String, String, Predicate, Duration, Duration)}, connecting with {@code client}. */
+    static List<ConsumerRecord<byte[], byte[]>> read(Properties client, String topic,
+            Predicate<List<ConsumerRecord<byte[], byte[]>>> done, Duration timeout, Duration settle) {
         Properties p = new Properties();
-        p.setProperty("bootstrap.servers", bootstrap);
+        p.putAll(client);
         p.setProperty("group.id", "it-reader-" + UUID.randomUUID());
         p.setProperty("auto.offset.reset", "earliest");
         p.setProperty("isolation.level", "read_committed");

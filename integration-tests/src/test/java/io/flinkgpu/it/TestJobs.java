@@ -63,8 +63,13 @@ final class TestJobs {
      */
     static Configuration config(EmbeddedKafka kafka, String prefix, int partitions, Path repository) throws Exception {
         kafka.createTopics(partitions, requests(prefix), responses(prefix), deadLetters(prefix));
+        return config(kafka.bootstrapServers(), prefix, repository);
+    }
+
+    /** The job's configuration for the topics {@code <prefix>-requests} etc. on {@code bootstrap}, created elsewhere. */
+    static Configuration config(String bootstrap, String prefix, Path repository) {
         Configuration config = new Configuration();
-        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+        config.set(InferenceJobOptions.BOOTSTRAP_SERVERS, bootstrap);
         config.set(InferenceJobOptions.REQUESTS_TOPIC, requests(prefix));
         config.set(InferenceJobOptions.RESPONSES_TOPIC, responses(prefix));
         config.set(InferenceJobOptions.DEAD_LETTER_TOPIC, deadLetters(prefix));
@@ -115,8 +120,14 @@ final class TestJobs {
      * they are {@code n} JSON responses, none an error and no two to the same request.
      */
     static void assertAnsweredOnce(EmbeddedKafka kafka, String topic, int n, Duration timeout, Duration settle) {
-        List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(kafka.bootstrapServers(), topic,
-                got -> got.size() >= n, timeout, settle);
+        assertAnsweredOnce(kafka.clientProperties(), topic, n, timeout, settle);
+    }
+
+    /** As {@link #assertAnsweredOnce(EmbeddedKafka, String, int, Duration, Duration)}, reading with {@code client}. */
+    static void assertAnsweredOnce(java.util.Properties client, String topic, int n, Duration timeout,
+            Duration settle) {
+        List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(client, topic, got -> got.size() >= n, timeout,
+                settle);
         Map<String, InferenceResponse> byId = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> r : out) {
             InferenceResponse resp;

@@ -196,6 +196,23 @@ public final class CoordinatorOptions {
             .defaultValue("inference-control")
             .withDescription("Topic the plans are published to (the job's inference.kafka.control-topic).");
 
+    /**
+     * Not read as one value: each {@code coordinator.kafka.properties.<kafka key>} is one client
+     * property ({@link #kafkaClientProperties}).
+     */
+    public static final ConfigOption<Map<String, String>> KAFKA_PROPERTIES = ConfigOptions.key("coordinator.kafka.properties")
+            .mapType()
+            .noDefaultValue()
+            .withDescription("Prefix, one key per Kafka client property: every coordinator.kafka.properties.<name>: "
+                    + "<value> is passed to the coordinator's Kafka producer of the control topic, e.g. "
+                    + "coordinator.kafka.properties.security.protocol: SASL_SSL, ...sasl.mechanism, ...sasl.jaas.config. "
+                    + "Secrets stay out of the configuration with Kafka's config providers (...config.providers: "
+                    + "file,env and ...config.providers.file.class / ...config.providers.env.class, then "
+                    + "${file:/path/to/file.properties:key} or ${env:NAME} in a value). A prefixed value overrides the "
+                    + "producer's tuning defaults (client.id, linger.ms, timeouts); refused at start: "
+                    + "bootstrap.servers (use coordinator.kafka.bootstrap-servers), acks and enable.idempotence (plans "
+                    + "are written idempotently to all in-sync replicas), transactional.id and the serializers.");
+
     // ---- state --------------------------------------------------------------------------
     public static final ConfigOption<String> STATE_DIR = ConfigOptions.key("coordinator.state.dir")
             .stringType()
@@ -228,6 +245,15 @@ public final class CoordinatorOptions {
     public static RescalerSettings rescalerSettings(ReadableConfig c) {
         return new RescalerSettings(c.get(PARALLELISM_MODE), c.get(REST_URL), c.get(REST_TIMEOUT), c.get(JAR_ID),
                 c.get(PROGRAM_ARGS), c.get(SAVEPOINT_DIR));
+    }
+
+    /**
+     * The pass-through Kafka client properties: every {@code coordinator.kafka.properties.<key>},
+     * the prefix removed ({@link io.flinkgpu.coordinator.realize.KafkaPlanRealizer} refuses the keys
+     * it sets itself).
+     */
+    public static Map<String, String> kafkaClientProperties(ReadableConfig c) {
+        return io.flinkgpu.contract.security.PassThroughProperties.read(c.toMap(), KAFKA_PROPERTIES.key(), Map.of());
     }
 
     /** An option's description as plain text. */

@@ -62,7 +62,8 @@ public final class CoordinatorService implements AutoCloseable {
         AdminServer admin = null;
         try {
             realizer = new KafkaPlanRealizer(config.get(CoordinatorOptions.BOOTSTRAP_SERVERS),
-                    config.get(CoordinatorOptions.CONTROL_TOPIC), timeout.multipliedBy(2));
+                    config.get(CoordinatorOptions.CONTROL_TOPIC), timeout.multipliedBy(2),
+                    CoordinatorOptions.kafkaClientProperties(config));
             Optional<Rescaler> rescaler = Rescalers.create(CoordinatorOptions.rescalerSettings(config));
             Coordinator coordinator = new Coordinator(config, CoordinatorMain.collector(config), realizer, store,
                     new CoordinatorMetrics(), Clock.systemUTC(), rescaler.orElse(null));
