@@ -61,6 +61,12 @@ class SecureKafkaEndToEndTest {
     static final String INTRUDER = "intruder";
     static final String PREFIX = "secure";
     static final String CONTROL = "secure-control";
+    /** Two tenants, each a Kafka user who may write only its own request topic. */
+    static final String SHOP = "shop";
+    static final String ADS = "ads";
+    static final String TENANTS = "tenants";
+    static final String SHOP_TOPIC = "tenants-shop";
+    static final String ADS_TOPIC = "tenants-ads";
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = TestJobs.miniClusterWithFreshMetrics(2);
@@ -75,7 +81,7 @@ class SecureKafkaEndToEndTest {
 
     @BeforeAll
     static void startKafka() throws Exception {
-        kafka = SecureKafka.start(JOB, COORDINATOR, PRODUCER, INTRUDER);
+        kafka = SecureKafka.start(JOB, COORDINATOR, PRODUCER, INTRUDER, SHOP, ADS);
         root = FashionMnist.findRoot();
         images = FashionMnist.load(root);
         String requests = TestJobs.requests(PREFIX);
@@ -92,6 +98,18 @@ class SecureKafkaEndToEndTest {
         acls.addAll(SecureKafka.allowTopic(PRODUCER, requests, AclOperation.WRITE));
         acls.addAll(SecureKafka.allowTopic(PRODUCER, responses, AclOperation.READ));
         acls.addAll(SecureKafka.allowGroups(PRODUCER, "it-"));
+        // per-tenant request topics: the job reads both, each tenant writes only its own
+        kafka.createTopics(1, SHOP_TOPIC, ADS_TOPIC, TestJobs.requests(TENANTS), TestJobs.responses(TENANTS),
+                TestJobs.deadLetters(TENANTS));
+        acls.addAll(SecureKafka.allowTopic(JOB, SHOP_TOPIC, AclOperation.READ));
+        acls.addAll(SecureKafka.allowTopic(JOB, ADS_TOPIC, AclOperation.READ));
+        acls.addAll(SecureKafka.allowTopic(JOB, TestJobs.requests(TENANTS), AclOperation.READ));
+        acls.addAll(SecureKafka.allowGroups(JOB, TENANTS));
+        acls.addAll(SecureKafka.allowTopic(JOB, TestJobs.responses(TENANTS), AclOperation.WRITE));
+        acls.addAll(SecureKafka.allowTopic(JOB, TestJobs.deadLetters(TENANTS), AclOperation.WRITE));
+        acls.addAll(SecureKafka.allowTopic(SHOP, SHOP_TOPIC, AclOperation.WRITE));
+        acls.addAll(SecureKafka.allowTopic(ADS, ADS_TOPIC, AclOperation.WRITE));
+        acls.addAll(SecureKafka.allowTopic(PRODUCER, TestJobs.responses(TENANTS), AclOperation.READ));
         kafka.grant(acls);
     }
 
@@ -174,6 +192,61 @@ class SecureKafkaEndToEndTest {
         } finally {
             job.cancel().get();
         }
+    }
+
+    /**
+     * Tenants bound by topic, topics bound by ACL: a tenant's Kafka user can write only its own
+     * request topic, so whatever its requests claim they are served as that tenant. The tenants
+     * file forbids {@code ads} the model: {@code FORBIDDEN_MODEL} shows a request was served as
+     * {@code ads}; a claim of the other tenant is {@code TENANT_MISMATCH}.
+     */
+    @Test
+    void perTenantTopicsBindEachTenantToTheKafkaUserWhoMayWriteThem() throws Exception {
+        Path repo = secrets.resolve("repo");
+        Path model = root.resolve("models").resolve(MODEL);
+        Files.createDirectories(repo.resolve(MODEL).resolve("1"));
+        Files.copy(model.resolve("1").resolve("model.onnx"), repo.resolve(MODEL).resolve("1").resolve("model.onnx"));
+        Files.copy(model.resolve("config.json"), repo.resolve(MODEL).resolve("config.json"));
+        Files.writeString(repo.resolve("tenants.json"), "{\"tenants\": [{\"name\": \"shop\"},"
+                + "{\"name\": \"ads\", \"allowed_models\": [\"another-model\"]}]}");
+        Configuration config = TestJobs.config(kafka.bootstrapServers(), TENANTS, repo);
+        kafka.credentials(JOB).forEach((k, v) -> config.setString(InferenceJob.KAFKA_PROPERTIES_PREFIX + k, v));
+        config.set(InferenceJobOptions.TENANT_BINDING, io.flinkgpu.job.TenantBinding.Mode.TOPIC);
+        config.setString(io.flinkgpu.job.TenantBinding.TOPICS_PREFIX + SHOP_TOPIC, SHOP);
+        config.setString(io.flinkgpu.job.TenantBinding.TOPICS_PREFIX + ADS_TOPIC, ADS);
+
+        // the broker, not the payload, decides who writes where
+        assertWriteRefused(SHOP, ADS_TOPIC);
+        assertWriteRefused(ADS, SHOP_TOPIC);
+        assertWriteRefused(ADS, TestJobs.requests(TENANTS));
+
+        JobClient job = TestJobs.start(config, 1, "secure-tenants");
+        try {
+            KafkaTopics.produce(kafka.clientProperties(SHOP), SHOP_TOPIC, List.of(
+                    tenantRequest("shop-1", null), tenantRequest("shop-2", SHOP), tenantRequest("shop-as-ads", ADS)));
+            KafkaTopics.produce(kafka.clientProperties(ADS), ADS_TOPIC, List.of(
+                    tenantRequest("ads-1", null), tenantRequest("ads-as-shop", SHOP)));
+            Map<String, String> outcome = new java.util.HashMap<>();
+            for (var rec : KafkaTopics.read(kafka.clientProperties(PRODUCER), TestJobs.responses(TENANTS),
+                    got -> got.size() >= 5, Duration.ofSeconds(60), Duration.ofMillis(500))) {
+                var r = io.flinkgpu.inference.protocol.WireFormat.JSON.decodeResponse(rec.value());
+                assertThat(outcome.put(r.id(), r.isError() ? r.error().code().name() : "OK")).isNull();
+            }
+            assertThat(outcome).containsExactlyInAnyOrderEntriesOf(Map.of("shop-1", "OK", "shop-2", "OK",
+                    "shop-as-ads", "TENANT_MISMATCH", "ads-1", "FORBIDDEN_MODEL", "ads-as-shop", "TENANT_MISMATCH"));
+            REST.assertRunningWithoutExceptions(job.getJobID().toString());
+        } finally {
+            job.cancel().get();
+        }
+    }
+
+    private static ProducerRecord<byte[], byte[]> tenantRequest(String id, String tenant) {
+        var r = new io.flinkgpu.inference.protocol.InferenceRequest(id, MODEL, null,
+                List.of(io.flinkgpu.inference.protocol.Tensor.ofFloats("input", new long[] {1, 1, 28, 28},
+                        images.image(0))),
+                new io.flinkgpu.inference.protocol.RequestParameters(0, 0, tenant));
+        return new ProducerRecord<>("unused", id.getBytes(StandardCharsets.UTF_8),
+                new io.flinkgpu.inference.protocol.JsonCodec().encodeRequest(r));
     }
 
     /** An admin client with {@code credentials} fails with a SASL authentication error from the broker. */
