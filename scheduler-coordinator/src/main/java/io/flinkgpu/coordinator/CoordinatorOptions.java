@@ -233,7 +233,42 @@ public final class CoordinatorOptions {
     public static final ConfigOption<String> ADMIN_TOKEN = ConfigOptions.key("coordinator.admin.token")
             .stringType()
             .noDefaultValue()
-            .withDescription("Bearer token the admin API requires (Authorization: Bearer <token>). Required when the API is on.");
+            .withDescription("Admin token of the admin API (Authorization: Bearer <token>): every method of /api/... "
+                    + "and /metrics. A secret reference: 'file:/path' (the file's content), 'env:NAME' (an "
+                    + "environment variable) or the token itself. Required when the API is on.");
+
+    public static final ConfigOption<String> ADMIN_READ_TOKEN = ConfigOptions.key("coordinator.admin.read-token")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("Read-only token of the admin API: GET requests and /metrics (other methods: 403). "
+                    + "A secret reference like coordinator.admin.token, and different from it. Unset: only the "
+                    + "admin token is accepted.");
+
+    public static final ConfigOption<Boolean> ADMIN_METRICS_OPEN = ConfigOptions.key("coordinator.admin.metrics.open")
+            .booleanType()
+            .defaultValue(false)
+            .withDescription("Serve /metrics without a token. Its Prometheus text names models and tenants (labels), "
+                    + "so this exposes them to anyone who reaches the port; by default /metrics needs the read or "
+                    + "the admin token.");
+
+    public static final ConfigOption<String> ADMIN_TLS_KEYSTORE = ConfigOptions.key("coordinator.admin.tls.keystore")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("PKCS12 keystore with the admin API's private key and certificate chain; when set, the "
+                    + "API and /metrics are served over HTTPS only (TLSv1.3 and TLSv1.2). Needs "
+                    + "coordinator.admin.tls.keystore-password.");
+
+    public static final ConfigOption<String> ADMIN_TLS_KEYSTORE_PASSWORD = ConfigOptions.key("coordinator.admin.tls.keystore-password")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("Password of coordinator.admin.tls.keystore, a secret reference ('file:/path', "
+                    + "'env:NAME' or the password itself).");
+
+    public static final ConfigOption<String> ADMIN_TLS_KEY_PASSWORD = ConfigOptions.key("coordinator.admin.tls.key-password")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("Password of the private key in coordinator.admin.tls.keystore, a secret reference; "
+                    + "unset: the keystore's password (as keytool writes PKCS12 files).");
 
     public static PlannerSettings plannerSettings(ReadableConfig c) {
         return new PlannerSettings(c.get(TARGET_UTILIZATION), c.get(HYSTERESIS), c.get(HOT_THRESHOLD),

@@ -218,7 +218,8 @@ final class LocalCoordinator implements AutoCloseable {
     /** The admin API's {@code /api/status}, or a note that the API is off. */
     String statusUrl() {
         int port = service.adminPort();
-        return port < 0 ? "admin API off (coordinator.admin.port -1)" : "http://" + bind + ":" + port + "/api/status";
+        return port < 0 ? "admin API off (coordinator.admin.port -1)" : service.adminScheme() + "://" + bind + ":" + port
+                + "/api/status";
     }
 
     String intervalSeconds() {

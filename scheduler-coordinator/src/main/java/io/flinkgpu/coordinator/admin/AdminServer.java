@@ -1,11 +1,18 @@
 package io.flinkgpu.coordinator.admin;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.realize.Rescaler;
 import io.flinkgpu.coordinator.state.ModelInfo;
@@ -18,16 +25,26 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.regex.Pattern;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The admin REST API (JDK {@code com.sun.net.httpserver}): every {@code /api/...} request needs
- * {@code Authorization: Bearer <coordinator.admin.token>} (401 otherwise); {@code /metrics} is
- * open for Prometheus. Bodies are JSON; invalid input gets 400 with the reason.
+ * The admin REST API (JDK {@code com.sun.net.httpserver}; HTTPS with {@link AdminSettings#tls}).
+ * Every {@code /api/...} request needs {@code Authorization: Bearer <token>}: the admin token
+ * allows every method, the read token GET only (403 for others); none or a wrong one gets 401.
+ * {@code /metrics} needs one of the two as well unless {@link AdminSettings#metricsOpen}. Bodies
+ * are JSON; invalid input gets 400 with our reason (never a library's message), an unexpected
+ * failure 500 with a reference that the log line of its exception carries.
  *
  * <pre>
  * GET    /api/status                  epoch, paused, last cycle
@@ -43,81 +60,201 @@ import java.util.regex.Pattern;
  * PUT    /api/tenants/{name}          {"weight": w}
  * POST   /api/pause, /api/resume      automatic rebalancing off/on
  * PUT    /api/parallelism             {"parallelism": n}: rescale the inference vertex (adaptive scheduler)
- * GET    /metrics                     Prometheus text
+ * GET    /metrics                     Prometheus text (read or admin token unless coordinator.admin.metrics.open)
  * </pre>
  */
 public final class AdminServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AdminServer.class);
     static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final int MAX_BODY = 64 * 1024;
     static final double MAX_WEIGHT = 1_000;
     static final int MAX_PARALLELISM = 1024;
+    private static final SecureRandom REFERENCES = new SecureRandom();
+
+    /** Who a request's bearer token says it comes from. */
+    enum Role { NONE, READ, ADMIN }
 
     private final HttpServer server;
+    private final boolean https;
     private final ExecutorService executor;
     private final Coordinator coordinator;
     private final StateStore store;
-    private final byte[] token;
+    private final byte[] adminDigest;
+    private final byte[] readDigest;
+    private final boolean metricsOpen;
     private final Rescaler rescaler;
-    private final ObjectMapper json = JsonMapper.builder().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS).build();
+    private final ObjectMapper json = JsonMapper.builder()
+            .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
 
     public AdminServer(String bindAddress, int port, String token, Coordinator coordinator) throws IOException {
-        this(bindAddress, port, token, coordinator, null);
+        this(AdminSettings.of(bindAddress, port, token), coordinator, null);
     }
 
     /** With {@code rescaler}, {@code PUT /api/parallelism} changes the inference vertex's parallelism. */
     public AdminServer(String bindAddress, int port, String token, Coordinator coordinator,
             Rescaler rescaler) throws IOException {
-        if (token == null || token.isBlank()) {
-            throw new IllegalArgumentException("the admin API needs coordinator.admin.token (or coordinator.admin.port: -1)");
-        }
-        this.token = token.getBytes(StandardCharsets.UTF_8);
+        this(AdminSettings.of(bindAddress, port, token), coordinator, rescaler);
+    }
+
+    /** The API as {@code settings} say (tokens, /metrics, TLS); {@code rescaler} may be null. */
+    public AdminServer(AdminSettings settings, Coordinator coordinator, Rescaler rescaler) throws IOException {
+        this.adminDigest = digest(settings.adminToken());
+        this.readDigest = settings.readToken() == null ? null : digest(settings.readToken());
+        this.metricsOpen = settings.metricsOpen();
         this.coordinator = coordinator;
         this.store = coordinator.store();
         this.rescaler = rescaler;
-        this.server = HttpServer.create(new InetSocketAddress(bindAddress, port), 0);
+        InetSocketAddress address = new InetSocketAddress(settings.bindAddress(), settings.port());
+        SSLContext tls = settings.tls();
+        this.https = tls != null;
+        if (tls != null) {
+            String[] protocols = AdminTls.protocols(tls);
+            HttpsServer s = HttpsServer.create(address, 0);
+            s.setHttpsConfigurator(new HttpsConfigurator(tls) {
+                @Override
+                public void configure(HttpsParameters params) {
+                    SSLParameters p = getSSLContext().getDefaultSSLParameters();
+                    p.setProtocols(protocols);
+                    p.setNeedClientAuth(false);
+                    params.setSSLParameters(p);
+                }
+            });
+            this.server = s;
+        } else {
+            this.server = HttpServer.create(address, 0);
+        }
         this.executor = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "coordinator-admin");
             t.setDaemon(true);
             return t;
         });
         server.setExecutor(executor);
+        server.createContext("/", this::notFound);
         server.createContext("/api/", this::api);
-        server.createContext("/metrics", ex -> {
-            try (ex) {
-                respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8",
-                        coordinator.metrics().prometheusText().getBytes(StandardCharsets.UTF_8));
-            }
-        });
+        server.createContext("/metrics", this::metrics);
         server.start();
+        LOG.info("Admin API on {}://{}:{} (read token {}, /metrics {})", https ? "https" : "http",
+                settings.bindAddress(), port(), readDigest == null ? "none" : "set",
+                metricsOpen ? "open to all" : "behind a token");
     }
 
     public int port() {
         return server.getAddress().getPort();
     }
 
+    /** {@code https} or {@code http}. */
+    public String scheme() {
+        return https ? "https" : "http";
+    }
+
+    private void notFound(HttpExchange ex) throws IOException {
+        try (ex) {
+            error(ex, 404, "no such endpoint");
+        }
+    }
+
+    private void metrics(HttpExchange ex) throws IOException {
+        try (ex) {
+            if (!ex.getRequestURI().getPath().equals("/metrics")) {
+                error(ex, 404, "no such endpoint");
+                return;
+            }
+            if (!metricsOpen && role(ex) == Role.NONE) {
+                unauthorized(ex);
+                return;
+            }
+            if (!ex.getRequestMethod().equals("GET")) {
+                ex.getResponseHeaders().set("Allow", "GET");
+                error(ex, 405, "/metrics allows GET only");
+                return;
+            }
+            byte[] text;
+            try {
+                text = coordinator.metrics().prometheusText().getBytes(StandardCharsets.UTF_8);
+            } catch (RuntimeException e) {
+                internalError(ex, e);
+                return;
+            }
+            respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", text);
+        }
+    }
+
     private void api(HttpExchange ex) throws IOException {
         try (ex) {
-            if (!authorized(ex)) {
-                ex.getResponseHeaders().add("WWW-Authenticate", "Bearer realm=\"coordinator\"");
-                error(ex, 401, "missing or wrong bearer token");
+            Role role = role(ex);
+            if (role == Role.NONE) {
+                unauthorized(ex);
+                return;
+            }
+            if (role == Role.READ && !ex.getRequestMethod().equals("GET")) {
+                error(ex, 403, "the read token allows GET only; " + ex.getRequestMethod() + " needs the admin token");
                 return;
             }
             try {
                 route(ex);
             } catch (BadRequest e) {
-                error(ex, e.status, e.getMessage());
+                if (e.reference != null) {
+                    respond(ex, e.status, "application/json", json.writeValueAsBytes(
+                            Map.of("error", e.getMessage(), "reference", e.reference)));
+                } else {
+                    error(ex, e.status, e.getMessage());
+                }
             } catch (RuntimeException e) {
-                error(ex, 500, e.toString());
+                internalError(ex, e);
             }
         }
     }
 
-    private boolean authorized(HttpExchange ex) {
-        String h = ex.getRequestHeaders().getFirst("Authorization");
-        if (h == null || !h.startsWith("Bearer ")) {
-            return false;
+    /** 500 with a fresh reference; the exception goes to the log under it, never into the answer. */
+    private void internalError(HttpExchange ex, RuntimeException e) {
+        String reference = reference();
+        LOG.error("Admin API {} {} failed (reference {})", ex.getRequestMethod(), ex.getRequestURI().getRawPath(),
+                reference, e);
+        try {
+            Map<String, String> body = new LinkedHashMap<>();
+            body.put("error", "internal error");
+            body.put("reference", reference);
+            respond(ex, 500, "application/json", json.writeValueAsBytes(body));
+        } catch (IOException | RuntimeException failed) {
+            // headers already sent or the client went away: the log has it
         }
-        return MessageDigest.isEqual(h.substring("Bearer ".length()).trim().getBytes(StandardCharsets.UTF_8), token);
+    }
+
+    static String reference() {
+        byte[] b = new byte[8];
+        REFERENCES.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    private void unauthorized(HttpExchange ex) throws IOException {
+        ex.getResponseHeaders().add("WWW-Authenticate", "Bearer realm=\"coordinator\"");
+        error(ex, 401, "missing or wrong bearer token");
+    }
+
+    /**
+     * The request's role by its bearer token. Both tokens are compared every time, as SHA-256
+     * digests with {@link MessageDigest#isEqual} (constant time, and equal lengths whatever was sent).
+     */
+    Role role(HttpExchange ex) {
+        String h = ex.getRequestHeaders().getFirst("Authorization");
+        if (h == null || h.length() <= 7 || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return Role.NONE;
+        }
+        byte[] presented = digest(h.substring(7).trim());
+        boolean admin = MessageDigest.isEqual(presented, adminDigest);
+        boolean read = readDigest != null && MessageDigest.isEqual(presented, readDigest);
+        return admin ? Role.ADMIN : read ? Role.READ : Role.NONE;
+    }
+
+    private static byte[] digest(String token) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JVM", e);
+        }
     }
 
     private void route(HttpExchange ex) throws IOException, BadRequest {
@@ -205,7 +342,11 @@ public final class AdminServer implements AutoCloseable {
                 try {
                     rescaler.setParallelism(snapshot.jobId(), snapshot.vertexId(), n.asInt());
                 } catch (IOException e) {
-                    throw new BadRequest(502, "Flink refused: " + e.getMessage());
+                    // Flink's answer can carry its stack traces: the log gets it, the caller a reference
+                    String reference = reference();
+                    LOG.warn("Rescaling through the admin API failed (reference {}): {}", reference, e.toString());
+                    throw new BadRequest(502, "Flink's REST API refused or failed the rescale; the coordinator's "
+                            + "log has its answer", reference);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new BadRequest(503, "interrupted");
@@ -235,6 +376,9 @@ public final class AdminServer implements AutoCloseable {
                     ok(ex, Map.of("tenant", tenant, "weight", w.asDouble()));
                 } else if (method.equals("DELETE") && path.startsWith("/api/models/")) {
                     String name = path.substring("/api/models/".length());
+                    if (!NAME.matcher(name).matches()) {
+                        throw new BadRequest(400, "name must match " + NAME.pattern());
+                    }
                     ModelInfo info = store.models().get(name);
                     if (info == null) {
                         throw new BadRequest(404, "model '" + name + "' is not in the catalog");
@@ -244,7 +388,7 @@ public final class AdminServer implements AutoCloseable {
                     store.putModel(undeployed);
                     ok(ex, undeployed);
                 } else {
-                    throw new BadRequest(404, "no such endpoint: " + method + " " + path);
+                    throw new BadRequest(404, "no such endpoint");
                 }
             }
         }
@@ -264,8 +408,13 @@ public final class AdminServer implements AutoCloseable {
                 throw new BadRequest(400, "body must be a JSON object");
             }
             return node;
+        } catch (JsonProcessingException e) {
+            // Jackson's messages name classes and quote input: only the position is passed on
+            JsonLocation at = e.getLocation();
+            throw new BadRequest(400, at == null || at.getLineNr() < 1 ? "malformed JSON body"
+                    : "malformed JSON body at line " + at.getLineNr() + ", column " + at.getColumnNr());
         } catch (IOException e) {
-            throw new BadRequest(400, "body is not JSON: " + e.getMessage().split("\n")[0]);
+            throw new BadRequest(400, "malformed JSON body");
         }
     }
 
@@ -288,10 +437,16 @@ public final class AdminServer implements AutoCloseable {
     private static final class BadRequest extends Exception {
         private static final long serialVersionUID = 1L;
         final int status;
+        final String reference;
 
         BadRequest(int status, String message) {
-            super(message);
+            this(status, message, null);
+        }
+
+        BadRequest(int status, String message, String reference) {
+            super(message, null, false, false);
             this.status = status;
+            this.reference = reference;
         }
     }
 

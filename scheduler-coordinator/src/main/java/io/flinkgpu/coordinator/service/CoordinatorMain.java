@@ -8,6 +8,7 @@ import io.flinkgpu.coordinator.realize.PrintingPlanRealizer;
 import io.flinkgpu.coordinator.state.InMemoryStateStore;
 import io.flinkgpu.coordinator.state.StateStore;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -62,7 +63,7 @@ public final class CoordinatorMain {
         public Integer call() throws Exception {
             try (CoordinatorService service = CoordinatorService.start(args.configuration())) {
                 if (service.adminPort() >= 0) {
-                    System.out.println("admin API and /metrics on port " + service.adminPort());
+                    System.out.println("admin API and /metrics on " + service.adminScheme() + " port " + service.adminPort());
                 }
                 CountDownLatch stop = new CountDownLatch(1);
                 Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
@@ -127,13 +128,31 @@ public final class CoordinatorMain {
                 Clock.systemUTC(), config.get(CoordinatorOptions.METRICS_SETTLE));
     }
 
-    @Command(name = "api", description = "Call the admin API, e.g. 'api GET /api/decisions' or 'api PUT /api/tenants/shop {\"weight\":2}'.")
+    @Command(name = "api", description = "Call the admin API, e.g. 'api GET /api/decisions' or 'api PUT /api/tenants/shop {\"weight\":2}'. "
+            + "The token comes from --token, --token-file or the environment variable " + Api.TOKEN_ENV + ".")
     static final class Api implements java.util.concurrent.Callable<Integer> {
-        @Option(names = "--url", defaultValue = "http://127.0.0.1:8090", description = "Admin API base URL (default ${DEFAULT-VALUE}).")
+        static final String TOKEN_ENV = "COORDINATOR_TOKEN";
+
+        @Option(names = "--url", defaultValue = "http://127.0.0.1:8090", description = "Admin API base URL, http:// or https:// (default ${DEFAULT-VALUE}).")
         String url;
 
-        @Option(names = "--token", required = true, description = "Bearer token (or the environment variable COORDINATOR_TOKEN via --token=$COORDINATOR_TOKEN).")
+        @Option(names = "--token", description = "Bearer token (visible in the process list: prefer --token-file or " + TOKEN_ENV + ").")
         String token;
+
+        @Option(names = "--token-file", description = "File holding the bearer token (one line).")
+        Path tokenFile;
+
+        @Option(names = "--truststore", description = "Truststore (PKCS12 or JKS) with the admin API's certificate or its CA, for https.")
+        Path truststore;
+
+        @Option(names = "--truststore-password", description = "Password of --truststore: file:/path, env:NAME or the password itself.")
+        String truststorePassword;
+
+        @Option(names = "--cacert", description = "PEM file with the admin API's certificate or its CA, for https (instead of --truststore).")
+        Path cacert;
+
+        @Option(names = "--timeout", defaultValue = "30s", description = "Connect and request timeout (default ${DEFAULT-VALUE}).")
+        String timeout;
 
         @Parameters(index = "0", description = "GET, POST, PUT or DELETE")
         String method;
@@ -144,17 +163,127 @@ public final class CoordinatorMain {
         @Parameters(index = "2", arity = "0..1", description = "JSON body")
         String body;
 
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        /** The process environment; tests set another. */
+        java.util.function.Function<String, String> env = System::getenv;
+
         @Override
         public Integer call() throws Exception {
-            HttpRequest request = HttpRequest.newBuilder(URI.create(url + path))
-                    .header("Authorization", "Bearer " + token)
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            String bearer;
+            javax.net.ssl.SSLContext tls;
+            URI target;
+            Duration limit;
+            try {
+                bearer = token();
+                tls = trust();
+                target = URI.create(url + path);
+                if (target.getScheme() == null || !target.getScheme().matches("https?") || target.getHost() == null) {
+                    throw new IllegalArgumentException("--url must be http://host:port or https://host:port");
+                }
+                limit = org.apache.flink.util.TimeUtils.parseDuration(timeout);
+            } catch (IllegalArgumentException e) {
+                err.println(e.getMessage());
+                err.flush();
+                return 2;
+            }
+            HttpClient.Builder client = HttpClient.newBuilder().connectTimeout(limit);
+            if (tls != null) {
+                client.sslContext(tls);
+            }
+            HttpRequest request = HttpRequest.newBuilder(target)
+                    .timeout(limit)
+                    .header("Authorization", "Bearer " + bearer)
                     .header("Content-Type", "application/json")
                     .method(method.toUpperCase(java.util.Locale.ROOT), body == null
                             ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
                     .build();
-            HttpResponse<String> response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
-            System.out.println(response.body());
-            return response.statusCode() / 100 == 2 ? 0 : 1;
+            try {
+                HttpResponse<String> response = client.build().send(request, HttpResponse.BodyHandlers.ofString());
+                out.println(response.body());
+                out.flush();
+                return response.statusCode() / 100 == 2 ? 0 : 1;
+            } catch (java.io.IOException e) {
+                err.println("cannot call " + url + ": " + e.getClass().getSimpleName()
+                        + (e.getMessage() == null ? "" : " " + e.getMessage()));
+                err.flush();
+                return 1;
+            }
+        }
+
+        /** --token, else --token-file, else $COORDINATOR_TOKEN; exactly one of the options. */
+        String token() {
+            if (token != null && tokenFile != null) {
+                throw new IllegalArgumentException("give --token or --token-file, not both");
+            }
+            String t = token != null ? token
+                    : tokenFile != null ? io.flinkgpu.contract.security.Secrets.resolve("file:" + tokenFile, env)
+                    : env.apply(TOKEN_ENV);
+            if (t == null || t.isBlank()) {
+                throw new IllegalArgumentException("no token: give --token-file FILE, set " + TOKEN_ENV
+                        + ", or --token TOKEN");
+            }
+            return t.strip();
+        }
+
+        /** The SSL context of --truststore or --cacert, or null (the JDK's default trust). */
+        javax.net.ssl.SSLContext trust() {
+            if (truststore != null && cacert != null) {
+                throw new IllegalArgumentException("give --truststore or --cacert, not both");
+            }
+            if (truststore == null && cacert == null) {
+                if (truststorePassword != null) {
+                    throw new IllegalArgumentException("--truststore-password without --truststore");
+                }
+                return null;
+            }
+            try {
+                java.security.KeyStore trusted;
+                if (truststore != null) {
+                    char[] pass = truststorePassword == null ? null
+                            : io.flinkgpu.contract.security.Secrets.resolve(truststorePassword, env).toCharArray();
+                    trusted = io.flinkgpu.coordinator.admin.AdminTls.load(truststore, pass, "--truststore",
+                            "--truststore-password");
+                } else {
+                    trusted = pemTrust(cacert);
+                }
+                javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                        javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(trusted);
+                javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+                ctx.init(null, tmf.getTrustManagers(), null);
+                return ctx;
+            } catch (java.security.GeneralSecurityException e) {
+                throw new IllegalArgumentException("cannot use the trusted certificates: " + e.getClass().getSimpleName());
+            }
+        }
+
+        private static java.security.KeyStore pemTrust(Path pem) throws java.security.GeneralSecurityException {
+            java.util.Collection<? extends java.security.cert.Certificate> certs;
+            try (java.io.InputStream in = java.nio.file.Files.newInputStream(pem)) {
+                certs = java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in);
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("--cacert " + pem + " is not a readable file");
+            } catch (java.security.cert.CertificateException e) {
+                throw new IllegalArgumentException("--cacert " + pem + " holds no PEM certificate");
+            }
+            if (certs.isEmpty()) {
+                throw new IllegalArgumentException("--cacert " + pem + " holds no PEM certificate");
+            }
+            java.security.KeyStore ks = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+            try {
+                ks.load(null, null);
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e);
+            }
+            int i = 0;
+            for (java.security.cert.Certificate c : certs) {
+                ks.setCertificateEntry("cacert-" + i++, c);
+            }
+            return ks;
         }
     }
 

@@ -4,6 +4,7 @@ import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.CoordinatorOptions;
 import io.flinkgpu.coordinator.admin.AdminServer;
+import io.flinkgpu.coordinator.admin.AdminSettings;
 import io.flinkgpu.coordinator.realize.AdaptiveSchedulerRescaler;
 import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
 import io.flinkgpu.coordinator.realize.PlanRealizer;
@@ -57,6 +58,9 @@ public final class CoordinatorService implements AutoCloseable {
     /** As {@link #start(ReadableConfig)}, with the first cycle after {@code initialDelay}. */
     public static CoordinatorService start(ReadableConfig config, Duration initialDelay) throws Exception {
         Duration timeout = config.get(CoordinatorOptions.REST_TIMEOUT);
+        // tokens and keystore first: a bad one fails before any state is opened
+        AdminSettings adminSettings = config.get(CoordinatorOptions.ADMIN_PORT) >= 0
+                ? AdminSettings.fromConfig(config) : null;
         StateStore store = RocksDbStateStore.open(Path.of(config.get(CoordinatorOptions.STATE_DIR)));
         PlanRealizer realizer = null;
         AdminServer admin = null;
@@ -68,10 +72,8 @@ public final class CoordinatorService implements AutoCloseable {
             Coordinator coordinator = new Coordinator(config, CoordinatorMain.collector(config), realizer, store,
                     new CoordinatorMetrics(), Clock.systemUTC(), rescaler.orElse(null));
             coordinator.resume();
-            int port = config.get(CoordinatorOptions.ADMIN_PORT);
-            if (port >= 0) {
-                admin = new AdminServer(config.get(CoordinatorOptions.ADMIN_BIND), port,
-                        config.getOptional(CoordinatorOptions.ADMIN_TOKEN).orElse(null), coordinator,
+            if (adminSettings != null) {
+                admin = new AdminServer(adminSettings, coordinator,
                         rescaler.orElseGet(() -> new AdaptiveSchedulerRescaler(config.get(CoordinatorOptions.REST_URL),
                                 timeout)));
             }
@@ -118,6 +120,11 @@ public final class CoordinatorService implements AutoCloseable {
     /** The admin API's port, or -1 where it is off. */
     public int adminPort() {
         return admin == null ? -1 : admin.port();
+    }
+
+    /** {@code https} where the admin API has TLS ({@code coordinator.admin.tls.keystore}), else {@code http}. */
+    public String adminScheme() {
+        return admin == null ? "http" : admin.scheme();
     }
 
     /** What the loop's latest cycle did, or null before the first (or after a failed one: {@link #lastFailure}). */
