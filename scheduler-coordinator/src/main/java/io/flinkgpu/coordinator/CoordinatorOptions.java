@@ -196,6 +196,20 @@ public final class CoordinatorOptions {
             .defaultValue("inference-control")
             .withDescription("Topic the plans are published to (the job's inference.kafka.control-topic).");
 
+    public static final ConfigOption<String> SIGNING_KEY_ID = ConfigOptions.key("coordinator.control.signing-key-id")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("Key id the plans on the control topic are signed under (1 to 64 of A-Z a-z 0-9 . _ -; "
+                    + "the job's inference.control.verify-keys.<key-id>). Set together with "
+                    + "coordinator.control.signing-key; without both, plans are published unsigned.");
+
+    public static final ConfigOption<String> SIGNING_KEY = ConfigOptions.key("coordinator.control.signing-key")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("The HMAC-SHA256 key that signs plans, as a secret reference: 'file:/path' (the file's "
+                    + "content), 'env:NAME' (an environment variable) or the key itself (at least 16 bytes). "
+                    + "Never logged.");
+
     // ---- state --------------------------------------------------------------------------
     public static final ConfigOption<String> STATE_DIR = ConfigOptions.key("coordinator.state.dir")
             .stringType()
@@ -228,6 +242,31 @@ public final class CoordinatorOptions {
     public static RescalerSettings rescalerSettings(ReadableConfig c) {
         return new RescalerSettings(c.get(PARALLELISM_MODE), c.get(REST_URL), c.get(REST_TIMEOUT), c.get(JAR_ID),
                 c.get(PROGRAM_ARGS), c.get(SAVEPOINT_DIR));
+    }
+
+    /**
+     * The signer of {@link #SIGNING_KEY_ID} and {@link #SIGNING_KEY} (the key resolved now), or empty
+     * where neither is set. Throws {@link IllegalArgumentException} for one without the other, an
+     * unusable key id or key, or a reference that cannot be read (the message names the option,
+     * never the key).
+     */
+    public static java.util.Optional<io.flinkgpu.contract.control.PlanSigner> planSigner(ReadableConfig c) {
+        java.util.Optional<String> keyId = c.getOptional(SIGNING_KEY_ID);
+        java.util.Optional<String> key = c.getOptional(SIGNING_KEY);
+        if (keyId.isEmpty() && key.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        if (keyId.isEmpty() || key.isEmpty()) {
+            throw new IllegalArgumentException("set both " + SIGNING_KEY_ID.key() + " and " + SIGNING_KEY.key()
+                    + " (plans are signed under the key id), or neither");
+        }
+        try {
+            return java.util.Optional.of(new io.flinkgpu.contract.control.PlanSigner(keyId.get(),
+                    io.flinkgpu.contract.security.Secrets.resolve(key.get())
+                            .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(SIGNING_KEY.key() + " / " + SIGNING_KEY_ID.key() + ": " + e.getMessage());
+        }
     }
 
     /** An option's description as plain text. */
