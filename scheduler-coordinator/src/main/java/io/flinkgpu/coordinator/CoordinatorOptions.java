@@ -1,9 +1,13 @@
 package io.flinkgpu.coordinator;
 
+import io.flinkgpu.contract.control.PlanSigner;
+import io.flinkgpu.contract.security.Secrets;
 import io.flinkgpu.coordinator.plan.PlannerSettings;
 import io.flinkgpu.coordinator.realize.RescalerSettings;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.MemorySize;
@@ -250,20 +254,19 @@ public final class CoordinatorOptions {
      * unusable key id or key, or a reference that cannot be read (the message names the option,
      * never the key).
      */
-    public static java.util.Optional<io.flinkgpu.contract.control.PlanSigner> planSigner(ReadableConfig c) {
-        java.util.Optional<String> keyId = c.getOptional(SIGNING_KEY_ID);
-        java.util.Optional<String> key = c.getOptional(SIGNING_KEY);
+    public static Optional<PlanSigner> planSigner(ReadableConfig c) {
+        Optional<String> keyId = c.getOptional(SIGNING_KEY_ID);
+        Optional<String> key = c.getOptional(SIGNING_KEY);
         if (keyId.isEmpty() && key.isEmpty()) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         if (keyId.isEmpty() || key.isEmpty()) {
             throw new IllegalArgumentException("set both " + SIGNING_KEY_ID.key() + " and " + SIGNING_KEY.key()
                     + " (plans are signed under the key id), or neither");
         }
         try {
-            return java.util.Optional.of(new io.flinkgpu.contract.control.PlanSigner(keyId.get(),
-                    io.flinkgpu.contract.security.Secrets.resolve(key.get())
-                            .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            return Optional.of(new PlanSigner(keyId.get(),
+                    Secrets.resolve(key.get()).getBytes(StandardCharsets.UTF_8)));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(SIGNING_KEY.key() + " / " + SIGNING_KEY_ID.key() + ": " + e.getMessage());
         }

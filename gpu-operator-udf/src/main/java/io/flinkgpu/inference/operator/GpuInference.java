@@ -1,5 +1,6 @@
 package io.flinkgpu.inference.operator;
 
+import io.flinkgpu.contract.security.Secrets;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.admission.ValidationLimits;
@@ -149,7 +150,7 @@ public final class GpuInference {
                     GpuInferenceOptions.MAX_ISOLATED_CULPRITS}) {
                 copy(flinkConfig, option);
             }
-            verifyKeys.putAll(io.flinkgpu.contract.security.Secrets.withPrefix(flinkConfig.toMap(),
+            verifyKeys.putAll(Secrets.withPrefix(flinkConfig.toMap(),
                     GpuInferenceOptions.CONTROL_VERIFY_KEYS_PREFIX));
             copy(flinkConfig, GpuInferenceOptions.CONTROL_REQUIRE_SIGNATURE);
             return this;
