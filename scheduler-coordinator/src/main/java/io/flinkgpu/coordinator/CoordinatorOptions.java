@@ -1,9 +1,13 @@
 package io.flinkgpu.coordinator;
 
+import io.flinkgpu.contract.control.PlanSigner;
+import io.flinkgpu.contract.security.Secrets;
 import io.flinkgpu.coordinator.plan.PlannerSettings;
 import io.flinkgpu.coordinator.realize.RescalerSettings;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.MemorySize;
@@ -213,6 +217,20 @@ public final class CoordinatorOptions {
                     + "bootstrap.servers (use coordinator.kafka.bootstrap-servers), acks and enable.idempotence (plans "
                     + "are written idempotently to all in-sync replicas), transactional.id and the serializers.");
 
+    public static final ConfigOption<String> SIGNING_KEY_ID = ConfigOptions.key("coordinator.control.signing-key-id")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("Key id the plans on the control topic are signed under (1 to 64 of A-Z a-z 0-9 . _ -; "
+                    + "the job's inference.control.verify-keys.<key-id>). Set together with "
+                    + "coordinator.control.signing-key; without both, plans are published unsigned.");
+
+    public static final ConfigOption<String> SIGNING_KEY = ConfigOptions.key("coordinator.control.signing-key")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("The HMAC-SHA256 key that signs plans, as a secret reference: 'file:/path' (the file's "
+                    + "content), 'env:NAME' (an environment variable) or the key itself (at least 16 bytes). "
+                    + "Never logged.");
+
     // ---- state --------------------------------------------------------------------------
     public static final ConfigOption<String> STATE_DIR = ConfigOptions.key("coordinator.state.dir")
             .stringType()
@@ -289,6 +307,30 @@ public final class CoordinatorOptions {
      */
     public static Map<String, String> kafkaClientProperties(ReadableConfig c) {
         return io.flinkgpu.contract.security.PassThroughProperties.read(c.toMap(), KAFKA_PROPERTIES.key(), Map.of());
+    }
+
+    /**
+     * The signer of {@link #SIGNING_KEY_ID} and {@link #SIGNING_KEY} (the key resolved now), or empty
+     * where neither is set. Throws {@link IllegalArgumentException} for one without the other, an
+     * unusable key id or key, or a reference that cannot be read (the message names the option,
+     * never the key).
+     */
+    public static Optional<PlanSigner> planSigner(ReadableConfig c) {
+        Optional<String> keyId = c.getOptional(SIGNING_KEY_ID);
+        Optional<String> key = c.getOptional(SIGNING_KEY);
+        if (keyId.isEmpty() && key.isEmpty()) {
+            return Optional.empty();
+        }
+        if (keyId.isEmpty() || key.isEmpty()) {
+            throw new IllegalArgumentException("set both " + SIGNING_KEY_ID.key() + " and " + SIGNING_KEY.key()
+                    + " (plans are signed under the key id), or neither");
+        }
+        try {
+            return Optional.of(new PlanSigner(keyId.get(),
+                    Secrets.resolve(key.get()).getBytes(StandardCharsets.UTF_8)));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(SIGNING_KEY.key() + " / " + SIGNING_KEY_ID.key() + ": " + e.getMessage());
+        }
     }
 
     /** An option's description as plain text. */

@@ -1,5 +1,6 @@
 package io.flinkgpu.inference.operator;
 
+import io.flinkgpu.contract.security.Secrets;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.admission.ValidationLimits;
@@ -43,13 +44,16 @@ public final class GpuInference {
             new OutputTag<>("refused-requests", InferenceTypes.REFUSED) {};
 
     private final InferenceSettings settings;
+    private final ControlPlaneSettings controlPlane;
     private final String name;
     private final String uid;
     /** The inference operator's parallelism; 0: the environment's default. */
     private final int parallelism;
 
-    private GpuInference(InferenceSettings settings, String name, String uid, int parallelism) {
+    private GpuInference(InferenceSettings settings, ControlPlaneSettings controlPlane, String name, String uid,
+            int parallelism) {
         this.settings = settings;
+        this.controlPlane = controlPlane;
         this.name = name;
         this.uid = uid;
         this.parallelism = parallelism;
@@ -61,6 +65,11 @@ public final class GpuInference {
 
     public InferenceSettings settings() {
         return settings;
+    }
+
+    /** How the plan router checks control records' signatures (trusted mode without verify keys). */
+    public ControlPlaneSettings controlPlane() {
+        return controlPlane;
     }
 
     /**
@@ -82,8 +91,9 @@ public final class GpuInference {
     /**
      * Applies inference to {@code requests} under a coordinator's control plane: {@code control}
      * carries the raw records of the control topic (JSON plans, see {@code ControlMessage}). They
-     * pass one gate, {@link PlanRouter}, which keeps the newest valid plan (invalid records and
-     * older epochs are counted and ignored), routes each request to the inference subtask the plan
+     * pass one gate, {@link PlanRouter}, which keeps the newest valid plan (invalid records,
+     * older epochs and, with verify keys configured, unsigned or wrongly signed records are
+     * counted and ignored; see {@link ControlPlaneSettings}), routes each request to the inference subtask the plan
      * gives its model (by model hash where the plan says nothing) and hands each applied plan to the
      * inference subtasks, which carry out the LOAD/UNLOAD commands addressed to them. The inference
      * operator has the same uid as with {@link #apply(DataStream)}, so its request state carries
@@ -96,7 +106,7 @@ public final class GpuInference {
         BroadcastStream<byte[]> plans = control.broadcast(PlanRouter.PLAN_STATE);
         TypeInformation<Tuple2<Integer, InferenceRequest>> targeted = Types.TUPLE(Types.INT, InferenceTypes.REQUEST);
         SingleOutputStreamOperator<Tuple2<Integer, InferenceRequest>> router = requests.connect(plans)
-                .process(new PlanRouter(p), targeted)
+                .process(new PlanRouter(p, controlPlane), targeted)
                 .uid(defaultUid ? DEFAULT_ROUTER_UID : uid + "-" + DEFAULT_ROUTER_UID)
                 .name("Plan router");
         DataStream<InferenceRequest> routed = router
@@ -115,6 +125,8 @@ public final class GpuInference {
     /** Builds a {@link GpuInference}; unset values come from {@link GpuInferenceOptions}' defaults. */
     public static final class Builder {
         private final Configuration config = new Configuration();
+        /** Control-plane verify keys: key id -> secret reference. */
+        private final java.util.TreeMap<String, String> verifyKeys = new java.util.TreeMap<>();
         private String name = "GPU inference";
         private String uid = DEFAULT_UID;
         private int parallelism;
@@ -138,6 +150,9 @@ public final class GpuInference {
                     GpuInferenceOptions.MAX_ISOLATED_CULPRITS}) {
                 copy(flinkConfig, option);
             }
+            verifyKeys.putAll(Secrets.withPrefix(flinkConfig.toMap(),
+                    GpuInferenceOptions.CONTROL_VERIFY_KEYS_PREFIX));
+            copy(flinkConfig, GpuInferenceOptions.CONTROL_REQUIRE_SIGNATURE);
             return this;
         }
 
@@ -229,6 +244,22 @@ public final class GpuInference {
             return this;
         }
 
+        /**
+         * Accepts plans signed under {@code keyId} with the key {@code secretReference} names
+         * ({@code file:/path}, {@code env:NAME} or the key itself); with any key set, unsigned plans
+         * are refused unless {@link #requireSignedPlans(boolean)} says otherwise.
+         */
+        public Builder controlVerifyKey(String keyId, String secretReference) {
+            verifyKeys.put(keyId, java.util.Objects.requireNonNull(secretReference, "secret reference"));
+            return this;
+        }
+
+        /** Whether unsigned control records are refused (default: iff a verify key is set). */
+        public Builder requireSignedPlans(boolean require) {
+            config.set(GpuInferenceOptions.CONTROL_REQUIRE_SIGNATURE, require);
+            return this;
+        }
+
         public Builder tenantsFile(String path) {
             config.set(GpuInferenceOptions.TENANTS_FILE, path);
             return this;
@@ -255,7 +286,9 @@ public final class GpuInference {
 
         public GpuInference build() {
             InferenceSettings settings = InferenceSettings.fromConfiguration(config);
-            return new GpuInference(settings, name, uid, parallelism);
+            ControlPlaneSettings controlPlane = ControlPlaneSettings.of(verifyKeys,
+                    config.getOptional(GpuInferenceOptions.CONTROL_REQUIRE_SIGNATURE));
+            return new GpuInference(settings, controlPlane, name, uid, parallelism);
         }
     }
 }

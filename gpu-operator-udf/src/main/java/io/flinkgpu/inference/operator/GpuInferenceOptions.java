@@ -183,4 +183,33 @@ public final class GpuInferenceOptions {
                     .withDescription("How often the repository is rescanned for new, changed and removed model versions "
                             + "(hot reload: a new default version is loaded and warmed up before traffic moves to it); "
                             + "0 turns hot reload off.");
+
+    // ---- control plane ---------------------------------------------------------------------
+
+    /** Prefix of the verify keys: {@code inference.control.verify-keys.<key-id>: <secret reference>}. */
+    public static final String CONTROL_VERIFY_KEYS_PREFIX = "inference.control.verify-keys.";
+
+    /** Stands for every {@code inference.control.verify-keys.<key-id>} key (read by prefix, not by this key). */
+    public static final ConfigOption<String> CONTROL_VERIFY_KEYS =
+            ConfigOptions.key(CONTROL_VERIFY_KEYS_PREFIX + "<key-id>")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("A key that signs the coordinator's plans on the control topic, under key id "
+                            + "<key-id> (1 to 64 of A-Z a-z 0-9 . _ -), as a secret reference: 'file:/path' (the "
+                            + "file's content), 'env:NAME' (an environment variable) or the key itself (at least "
+                            + "16 bytes). Set several to rotate keys. With at least one set, a plan is applied only "
+                            + "if it is signed under one of them (see inference.control.require-signature); "
+                            + "refused records are counted in plansRefusedUnsigned and plansRefusedBadSignature. "
+                            + "References are resolved when the job is built and again when each plan router "
+                            + "subtask starts; with file: or env: the key itself is not in the job graph.");
+
+    public static final ConfigOption<Boolean> CONTROL_REQUIRE_SIGNATURE =
+            ConfigOptions.key("inference.control.require-signature")
+                    .booleanType()
+                    .noDefaultValue()
+                    .withDescription("Whether control records without a signature (bare plans) are refused. "
+                            + "Default: true iff an inference.control.verify-keys.<key-id> is set. False with keys "
+                            + "set still verifies signed plans (a bad signature or an unknown key id is refused) "
+                            + "but applies bare ones, for a migration in which the jobs get the keys before the "
+                            + "coordinator signs. True without any key is a configuration error.");
 }

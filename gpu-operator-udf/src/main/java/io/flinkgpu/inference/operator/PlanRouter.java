@@ -4,6 +4,7 @@ import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ControlMessageCodec;
 import io.flinkgpu.contract.control.ControlPlanState;
 import io.flinkgpu.contract.control.InvalidControlMessageException;
+import io.flinkgpu.contract.control.PlanVerifier;
 import io.flinkgpu.contract.metrics.MetricNames;
 import io.flinkgpu.inference.control.RoutingTable;
 import io.flinkgpu.inference.protocol.InferenceRequest;
@@ -33,6 +34,12 @@ import org.slf4j.LoggerFactory;
  * default hash routing of {@link ModelPartitioner}. Emits (target subtask, request) for
  * {@link TargetPartitioner}.
  *
+ * <p>With verify keys ({@link ControlPlaneSettings}), the gate applies only plans signed under
+ * one of them: unsigned records (where signatures are required) and records signed under an
+ * unknown key id or with a signature that does not match are logged, counted
+ * ({@code plansRefusedUnsigned}, {@code plansRefusedBadSignature}) and ignored, so they never
+ * reach the routing table, the broadcast state or the inference subtasks.
+ *
  * <p>Each plan this gate applies is also emitted once, by instance 0, on {@link #APPLIED_PLANS}
  * (its canonical JSON): the inference subtasks take their LOAD/UNLOAD commands from there, so a
  * control record is decoded and judged once. {@link GpuInference#apply} wires both.
@@ -51,6 +58,9 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             new OutputTag<>("applied-plans", PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
 
     private final int inferenceParallelism;
+    private final ControlPlaneSettings controlPlane;
+    /** The verifier of {@link #controlPlane}, keys resolved at open (null: trusted mode). */
+    private transient PlanVerifier verifier;
     private transient RoutingTable table;
     /** The state value {@link #table} was built from: a new value (by reference) means a new plan. */
     private transient byte[] tableSource;
@@ -59,10 +69,18 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
     private transient Counter applied;
     private transient Counter stale;
     private transient Counter invalid;
+    private transient Counter refusedUnsigned;
+    private transient Counter refusedBadSignature;
     private transient volatile long epoch;
 
+    /** A router in trusted mode (no signatures checked). */
     public PlanRouter(int inferenceParallelism) {
+        this(inferenceParallelism, ControlPlaneSettings.trusted());
+    }
+
+    public PlanRouter(int inferenceParallelism, ControlPlaneSettings controlPlane) {
         this.inferenceParallelism = inferenceParallelism;
+        this.controlPlane = java.util.Objects.requireNonNull(controlPlane, "control plane settings");
     }
 
     @Override
@@ -72,6 +90,12 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         applied = control.counter(MetricNames.PLANS_APPLIED);
         stale = control.counter(MetricNames.PLANS_IGNORED_STALE);
         invalid = control.counter(MetricNames.RECORDS_INVALID);
+        refusedUnsigned = control.counter(MetricNames.PLANS_REFUSED_UNSIGNED);
+        refusedBadSignature = control.counter(MetricNames.PLANS_REFUSED_BAD_SIGNATURE);
+        verifier = controlPlane.verifier();
+        if (verifier != null) {
+            LOG.info("Control records are verified: {}", verifier);
+        }
         control.gauge(MetricNames.PLAN_EPOCH, () -> epoch);
         table = new RoutingTable(null, inferenceParallelism);
         tableSource = null;
@@ -108,7 +132,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         // Every parallel instance sees the same records in the same order and starts from the same
         // broadcast state, so each reaches the same decision (Flink's rule for broadcast state).
         byte[] source = ctx.getBroadcastState(PLAN_STATE).get(PLAN_KEY);
-        ControlPlanState gate = new ControlPlanState(source == tableSource ? tablePlan : decode(source));
+        ControlPlanState gate = new ControlPlanState(source == tableSource ? tablePlan : decode(source), verifier);
         switch (gate.offer(record)) {
             case APPLIED -> {
                 byte[] encoded = ControlMessageCodec.encode(gate.current());
@@ -125,6 +149,8 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             }
             case STALE -> stale.inc();
             case INVALID -> invalid.inc();
+            case UNSIGNED -> refusedUnsigned.inc();
+            case BAD_SIGNATURE -> refusedBadSignature.inc();
         }
     }
 

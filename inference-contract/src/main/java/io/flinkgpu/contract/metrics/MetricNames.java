@@ -70,6 +70,10 @@ public final class MetricNames {
     public static final String PLANS_APPLIED = "plansApplied";
     public static final String PLANS_IGNORED_STALE = "plansIgnoredStale";
     public static final String RECORDS_INVALID = "recordsInvalid";
+    /** Control records refused for want of a signature where the job requires one. */
+    public static final String PLANS_REFUSED_UNSIGNED = "plansRefusedUnsigned";
+    /** Control records refused for an unknown key id or a signature that does not match. */
+    public static final String PLANS_REFUSED_BAD_SIGNATURE = "plansRefusedBadSignature";
     public static final String COMMANDS_APPLIED = "commandsApplied";
     public static final String COMMANDS_FAILED = "commandsFailed";
     public static final String MODELS_PINNED = "modelsPinned";

@@ -100,6 +100,35 @@ class ControlMessageCodecTest {
         assertThat(state.current()).isNull();
     }
 
+    @Property(tries = 300)
+    void corruptedEnvelopesNeverThrowAndNeverApplyUnderVerification(@ForAll("envelopeJunk") byte[] bytes) {
+        PlanVerifier verifier = new PlanVerifier(java.util.Map.of("k1", SignedPlanTest.K1));
+        ControlPlanState verifying = new ControlPlanState(null, verifier);
+        assertThat(verifying.offer(bytes)).isIn(ControlPlanState.Outcome.INVALID, ControlPlanState.Outcome.UNSIGNED,
+                ControlPlanState.Outcome.BAD_SIGNATURE);
+        assertThat(verifying.invalidCount() + verifying.unsignedCount() + verifying.badSignatureCount()).isEqualTo(1);
+        assertThat(verifying.current()).isNull();
+        // trusted mode reads the same bytes without throwing, and applies only a plan that decodes
+        ControlPlanState trusted = new ControlPlanState();
+        ControlPlanState.Outcome outcome = trusted.offer(bytes);
+        assertThat(outcome).isIn(ControlPlanState.Outcome.APPLIED, ControlPlanState.Outcome.INVALID);
+        assertThat(trusted.current() == null).isEqualTo(outcome == ControlPlanState.Outcome.INVALID);
+    }
+
+    @Provide
+    Arbitrary<byte[]> envelopeJunk() {
+        String valid = new String(SignedPlanTest.SIGNER_1.sign(plan(3)), StandardCharsets.UTF_8);
+        Arbitrary<byte[]> truncated = Arbitraries.integers().between(0, valid.length() - 1)
+                .map(n -> utf8(valid.substring(0, n)));
+        Arbitrary<byte[]> corrupted = Arbitraries.integers().between(0, valid.length() - 1)
+                .flatMap(i -> Arbitraries.of('{', '}', '[', '"', ',', ':', '=', '-', 'x', 'A', '5')
+                        .map(ch -> utf8(valid.substring(0, i) + ch + valid.substring(i + 1))))
+                .filter(b -> !java.util.Arrays.equals(b, utf8(valid)));
+        Arbitrary<byte[]> random = Arbitraries.strings().withChars("{}[]\":,plankey_idsignature0123456789=+/ ")
+                .ofMaxLength(120).map(ControlMessageCodecTest::utf8);
+        return Arbitraries.oneOf(truncated, corrupted, random);
+    }
+
     @Provide
     Arbitrary<byte[]> junk() {
         String valid = new String(ControlMessageCodec.encode(plan(3)), StandardCharsets.UTF_8);

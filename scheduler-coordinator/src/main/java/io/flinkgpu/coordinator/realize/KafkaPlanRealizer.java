@@ -2,6 +2,7 @@ package io.flinkgpu.coordinator.realize;
 
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ControlMessageCodec;
+import io.flinkgpu.contract.control.PlanSigner;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +20,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Publishes plans to the control topic as JSON ({@link ControlMessageCodec}), key {@code plan},
  * idempotent and acknowledged by all in-sync replicas; {@link #publish} waits for the broker.
  * The job keeps the newest epoch it has seen, so a replayed or reordered record is harmless.
+ * With a signer ({@link #signedBy}), each plan is published in a signed envelope
+ * ({@link io.flinkgpu.contract.control.PlanEnvelope}) instead of bare.
  */
 public final class KafkaPlanRealizer implements PlanRealizer {
     static final byte[] KEY = "plan".getBytes(StandardCharsets.UTF_8);
@@ -26,6 +29,7 @@ public final class KafkaPlanRealizer implements PlanRealizer {
     private final KafkaProducer<byte[], byte[]> producer;
     private final String topic;
     private final Duration timeout;
+    private volatile PlanSigner signer;
 
     /**
      * Keys refused in the pass-through client properties, with the reason: the realizer sets them
@@ -77,9 +81,17 @@ public final class KafkaPlanRealizer implements PlanRealizer {
         this.timeout = timeout;
     }
 
+    /** Signs every plan published from now on with {@code planSigner} (null: bare plans); returns this. */
+    public KafkaPlanRealizer signedBy(PlanSigner planSigner) {
+        this.signer = planSigner;
+        return this;
+    }
+
     @Override
     public void publish(ControlMessage plan) throws Exception {
-        producer.send(new ProducerRecord<>(topic, KEY, ControlMessageCodec.encode(plan)))
+        PlanSigner s = signer;
+        byte[] value = s == null ? ControlMessageCodec.encode(plan) : s.sign(plan);
+        producer.send(new ProducerRecord<>(topic, KEY, value))
                 .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 

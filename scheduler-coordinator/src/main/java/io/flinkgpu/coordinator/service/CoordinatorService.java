@@ -1,5 +1,7 @@
 package io.flinkgpu.coordinator.service;
 
+import io.flinkgpu.contract.control.PlanSigner;
+import io.flinkgpu.contract.security.Secrets;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.CoordinatorOptions;
@@ -65,9 +67,17 @@ public final class CoordinatorService implements AutoCloseable {
         PlanRealizer realizer = null;
         AdminServer admin = null;
         try {
+            Optional<PlanSigner> signer = CoordinatorOptions.planSigner(config);
             realizer = new KafkaPlanRealizer(config.get(CoordinatorOptions.BOOTSTRAP_SERVERS),
                     config.get(CoordinatorOptions.CONTROL_TOPIC), timeout.multipliedBy(2),
-                    CoordinatorOptions.kafkaClientProperties(config));
+                    CoordinatorOptions.kafkaClientProperties(config)).signedBy(signer.orElse(null));
+            LOG.info("Plans are published {}", signer.map(p -> "signed under key id " + p.keyId()).orElse("unsigned"));
+            if (signer.isPresent() && !config.get(CoordinatorOptions.SIGNING_KEY).startsWith(Secrets.FILE_PREFIX)
+                    && !config.get(CoordinatorOptions.SIGNING_KEY).startsWith(Secrets.ENV_PREFIX)) {
+                LOG.warn("{} holds the key itself, and Flink's configuration loader logs values of options whose "
+                        + "name lacks 'secret' or 'password'; prefer file:/path or env:NAME",
+                        CoordinatorOptions.SIGNING_KEY.key());
+            }
             Optional<Rescaler> rescaler = Rescalers.create(CoordinatorOptions.rescalerSettings(config));
             Coordinator coordinator = new Coordinator(config, CoordinatorMain.collector(config), realizer, store,
                     new CoordinatorMetrics(), Clock.systemUTC(), rescaler.orElse(null));

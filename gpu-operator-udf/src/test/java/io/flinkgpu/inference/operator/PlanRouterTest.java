@@ -1,0 +1,260 @@
+package io.flinkgpu.inference.operator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlMessageCodec;
+import io.flinkgpu.contract.control.ModelRoute;
+import io.flinkgpu.contract.control.PlanSigner;
+import io.flinkgpu.contract.control.RouteTarget;
+import io.flinkgpu.contract.control.SubtaskCommand;
+import io.flinkgpu.contract.control.SubtaskCommand.Action;
+import io.flinkgpu.contract.metrics.MetricNames;
+import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.protocol.InferenceRequest;
+import io.flinkgpu.inference.protocol.RequestParameters;
+import io.flinkgpu.inference.protocol.Tensor;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.runtime.clusterframework.types.ResourceID;
+import org.apache.flink.runtime.executiongraph.ExecutionAttemptID;
+import org.apache.flink.runtime.metrics.groups.TaskManagerMetricGroup;
+import org.apache.flink.runtime.metrics.groups.TaskMetricGroup;
+import org.apache.flink.runtime.metrics.util.TestingMetricRegistry;
+import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
+import org.apache.flink.streaming.api.operators.co.CoBroadcastWithNonKeyedOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The gate with verify keys: unsigned and wrongly signed control records are refused and counted
+ * in the router's own metrics, a signed plan routes requests, and only that plan reaches the
+ * inference subtask (whose LOAD/UNLOAD commands it carries).
+ */
+class PlanRouterTest {
+    static final String MODEL = "affine-fp32";
+    static final String KEY = "router-test-key-0123456789";
+    static final PlanSigner SIGNER = new PlanSigner("k1", KEY.getBytes(StandardCharsets.UTF_8));
+
+    @TempDir
+    Path repo;
+
+    /** One plan router subtask (index 0 of 2) with its metrics registered where the test can read them. */
+    static final class RouterHarness extends AbstractStreamOperatorTestHarness<Tuple2<Integer, InferenceRequest>> {
+        final Map<String, Metric> metrics;
+
+        private RouterHarness(CoBroadcastWithNonKeyedOperator<InferenceRequest, byte[], Tuple2<Integer, InferenceRequest>> op,
+                Map<String, Metric> metrics, TaskMetricGroup group) throws Exception {
+            super(op, new MockEnvironmentBuilder().setTaskName("Plan router").setMaxParallelism(128)
+                    .setParallelism(2).setSubtaskIndex(0).setMetricGroup(group).build());
+            this.metrics = metrics;
+        }
+
+        static RouterHarness of(PlanRouter router) throws Exception {
+            Map<String, Metric> metrics = new ConcurrentHashMap<>();
+            TestingMetricRegistry registry = TestingMetricRegistry.builder().setDelimiter('.')
+                    .setRegisterConsumer((metric, name, group) -> metrics.put(group.getMetricIdentifier(name), metric))
+                    .build();
+            TaskMetricGroup task = TaskManagerMetricGroup.createTaskManagerMetricGroup(registry, "host",
+                            ResourceID.generate())
+                    .addJob(new JobID(), "job").addTask(ExecutionAttemptID.randomId(), "Plan router");
+            return new RouterHarness(new CoBroadcastWithNonKeyedOperator<>(router, List.of(PlanRouter.PLAN_STATE)),
+                    metrics, task);
+        }
+
+        @SuppressWarnings("unchecked")
+        CoBroadcastWithNonKeyedOperator<InferenceRequest, byte[], Tuple2<Integer, InferenceRequest>> op() {
+            return (CoBroadcastWithNonKeyedOperator<InferenceRequest, byte[], Tuple2<Integer, InferenceRequest>>)
+                    getOperator();
+        }
+
+        void control(byte[] record) throws Exception {
+            op().processElement2(new StreamRecord<>(record));
+        }
+
+        int route(String id) throws Exception {
+            int before = extractOutputValues().size();
+            op().processElement1(new StreamRecord<>(request(id)));
+            List<Tuple2<Integer, InferenceRequest>> out = extractOutputValues();
+            assertThat(out).hasSize(before + 1);
+            return out.get(out.size() - 1).f0;
+        }
+
+        /** A control metric of this subtask, as a number. */
+        long metric(String name) {
+            String suffix = "." + MetricNames.GROUP + "." + MetricNames.CONTROL + "." + name;
+            Metric m = metrics.entrySet().stream().filter(e -> e.getKey().endsWith(suffix)).map(Map.Entry::getValue)
+                    .findFirst().orElseThrow(() -> new AssertionError("no metric " + suffix + " in " + metrics.keySet()));
+            return m instanceof Counter c ? c.getCount() : ((Number) ((Gauge<?>) m).getValue()).longValue();
+        }
+
+        List<byte[]> appliedPlans() {
+            return getSideOutput(PlanRouter.APPLIED_PLANS) == null ? List.of()
+                    : getSideOutput(PlanRouter.APPLIED_PLANS).stream().map(StreamRecord::getValue).toList();
+        }
+    }
+
+    static InferenceRequest request(String id) {
+        return new InferenceRequest(id, MODEL, null, List.of(Tensor.ofFloats("x", new long[] {1, 4}, 1, 2, 3, 4)),
+                RequestParameters.DEFAULTS);
+    }
+
+    /** A plan routing the model to {@code target} only, with {@code commands}. */
+    static ControlMessage plan(long epoch, int target, SubtaskCommand... commands) {
+        return ControlMessage.of(epoch, epoch, 2, List.of(new ModelRoute(MODEL, List.of(new RouteTarget(target, 1)),
+                "test")), List.of(commands), "test plan " + epoch);
+    }
+
+    static SubtaskCommand cmd(Action action) {
+        return new SubtaskCommand(0, action, MODEL, null, "test");
+    }
+
+    private static PlanRouter verifyingRouter() {
+        GpuInference g = GpuInference.builder().controlVerifyKey("k1", KEY).controlVerifyKey("k2",
+                "second-router-key-0123456789").build();
+        assertThat(g.controlPlane().requireSignature()).isTrue();
+        return new PlanRouter(2, g.controlPlane());
+    }
+
+    @Test
+    void onlyTheSignedPlanRoutesAndReachesTheInferenceSubtasks() throws Exception {
+        int hash = ModelPartitioner.hash(MODEL, 2);
+        int planned = 1 - hash;
+        byte[] signed = SIGNER.sign(plan(1, planned, cmd(Action.LOAD)));
+        // forgeries: each would route everything back to the hash subtask and unload the model
+        byte[] bare = ControlMessageCodec.encode(plan(2, hash, cmd(Action.UNLOAD)));
+        byte[] unknownKey = new PlanSigner("k9", KEY.getBytes(StandardCharsets.UTF_8))
+                .sign(plan(3, hash, cmd(Action.UNLOAD)));
+        byte[] wrongKey = new PlanSigner("k1", "an-attackers-key-0123456789".getBytes(StandardCharsets.UTF_8))
+                .sign(plan(4, hash, cmd(Action.UNLOAD)));
+        String tampered = new String(SIGNER.sign(plan(5, planned)), StandardCharsets.UTF_8).replaceFirst(
+                "\"plan\":\"[^\"]*\"", "\"plan\":\"" + Base64.getEncoder().encodeToString(
+                        ControlMessageCodec.encode(plan(5, hash, cmd(Action.UNLOAD)))) + "\"");
+
+        try (RouterHarness h = RouterHarness.of(verifyingRouter())) {
+            h.open();
+            assertThat(h.route("before")).as("no plan yet: hash routing").isEqualTo(hash);
+            h.control(bare);
+            assertThat(h.route("after bare")).isEqualTo(hash);
+            h.control(signed);
+            h.control(unknownKey);
+            h.control(wrongKey);
+            h.control(tampered.getBytes(StandardCharsets.UTF_8));
+            h.control("{not json".getBytes(StandardCharsets.UTF_8));
+            h.control(signed); // a replay
+            for (int i = 0; i < 5; i++) {
+                assertThat(h.route("r" + i)).as("routed by the signed plan").isEqualTo(planned);
+            }
+
+            assertThat(h.metric(MetricNames.PLANS_APPLIED)).isEqualTo(1);
+            assertThat(h.metric(MetricNames.PLANS_REFUSED_UNSIGNED)).isEqualTo(1);
+            assertThat(h.metric(MetricNames.PLANS_REFUSED_BAD_SIGNATURE)).isEqualTo(3);
+            assertThat(h.metric(MetricNames.RECORDS_INVALID)).isEqualTo(1);
+            assertThat(h.metric(MetricNames.PLANS_IGNORED_STALE)).isEqualTo(1);
+            assertThat(h.metric(MetricNames.PLAN_EPOCH)).isEqualTo(1);
+
+            // what the inference subtasks receive: the signed plan, once, as its canonical JSON
+            List<byte[]> applied = h.appliedPlans();
+            assertThat(applied).hasSize(1);
+            assertThat(ControlMessageCodec.decode(applied.get(0))).isEqualTo(plan(1, planned, cmd(Action.LOAD)));
+            assertThat(ControlMessageCodec.decode(h.op().getOperatorStateBackend()
+                    .getBroadcastState(PlanRouter.PLAN_STATE).get(PlanRouter.PLAN_KEY)).epoch()).isEqualTo(1);
+
+            // and an inference subtask fed with it carries out the signed LOAD, and nothing unloads it
+            try (var inference = new ModelCommandsOperatorTest.Harness(inference())) {
+                inference.open();
+                for (byte[] p : applied) {
+                    inference.processElement2(new StreamRecord<>(p));
+                }
+                ModelId id = new ModelId(MODEL, "1");
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (!inference.op().cache().isLoaded(id)) {
+                    assertThat(System.nanoTime()).as("waiting for the signed LOAD").isLessThan(deadline);
+                    Thread.sleep(20);
+                }
+                assertThat(inference.op().commands().epoch()).isEqualTo(1);
+                assertThat(inference.op().cache().pinnedModels()).containsExactly(id);
+            }
+        }
+    }
+
+    private GpuInference inference() throws Exception {
+        Path dir = Files.createDirectories(repo.resolve(MODEL).resolve("1"));
+        Files.copy(ModelCommandsOperatorTest.TEST_MODELS.resolve(MODEL).resolve("1/model.onnx"),
+                dir.resolve("model.onnx"));
+        Files.copy(ModelCommandsOperatorTest.TEST_MODELS.resolve(MODEL).resolve("config.json"),
+                repo.resolve(MODEL).resolve("config.json"));
+        return GpuInference.builder().modelRepository(repo.toString()).maxBatchSize(4)
+                .simulatedDevices(1, MemorySize.parse("64m"), "1+0.1*b").build();
+    }
+
+    @Test
+    void withoutKeysBareAndSignedPlansAreAppliedAsBefore() throws Exception {
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2, GpuInference.builder().build().controlPlane()))) {
+            h.open();
+            h.control(ControlMessageCodec.encode(plan(1, 0)));
+            assertThat(h.route("a")).isEqualTo(0);
+            h.control(SIGNER.sign(plan(2, 1)));
+            assertThat(h.route("b")).isEqualTo(1);
+            assertThat(h.metric(MetricNames.PLANS_APPLIED)).isEqualTo(2);
+            assertThat(h.metric(MetricNames.PLANS_REFUSED_UNSIGNED)).isZero();
+            assertThat(h.metric(MetricNames.PLANS_REFUSED_BAD_SIGNATURE)).isZero();
+            assertThat(h.appliedPlans()).hasSize(2);
+        }
+    }
+
+    @Test
+    void verifyKeysComeFromTheFlinkConfigurationAsSecretReferences(@TempDir Path secrets) throws Exception {
+        Path keyFile = Files.writeString(secrets.resolve("k2"), "file-held-key-0123456789\n");
+        Configuration config = new Configuration();
+        config.setString(GpuInferenceOptions.CONTROL_VERIFY_KEYS_PREFIX + "k1", KEY);
+        config.setString(GpuInferenceOptions.CONTROL_VERIFY_KEYS_PREFIX + "k2", "file:" + keyFile);
+        ControlPlaneSettings settings = GpuInference.builder().configuration(config).build().controlPlane();
+        assertThat(settings.keyIds()).containsExactly("k1", "k2");
+        assertThat(settings.requireSignature()).isTrue();
+        assertThat(settings.toString()).contains("k1", "k2").doesNotContain(KEY).doesNotContain(keyFile.toString());
+        // the file's key verifies a plan signed with it
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2, settings))) {
+            h.open();
+            h.control(new PlanSigner("k2", "file-held-key-0123456789".getBytes(StandardCharsets.UTF_8))
+                    .sign(plan(1, 1)));
+            assertThat(h.metric(MetricNames.PLANS_APPLIED)).isEqualTo(1);
+        }
+
+        config.set(GpuInferenceOptions.CONTROL_REQUIRE_SIGNATURE, false);
+        assertThat(GpuInference.builder().configuration(config).build().controlPlane().requireSignature()).isFalse();
+    }
+
+    @Test
+    void unusableControlSettingsFailTheBuildWithoutShowingTheKey() {
+        Configuration requireWithoutKeys = new Configuration();
+        requireWithoutKeys.set(GpuInferenceOptions.CONTROL_REQUIRE_SIGNATURE, true);
+        assertThatThrownBy(() -> GpuInference.builder().configuration(requireWithoutKeys).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("inference.control.require-signature");
+        assertThatThrownBy(() -> GpuInference.builder().controlVerifyKey("k1", "too-short").build())
+                .hasMessageContaining("k1").hasMessageContaining("16 bytes").hasMessageNotContaining("too-short");
+        assertThatThrownBy(() -> GpuInference.builder()
+                        .controlVerifyKey("k1", "env:FLINKGPU_TEST_VARIABLE_THAT_IS_NOT_SET").build())
+                .hasMessageContaining("inference.control.verify-keys.k1")
+                .hasMessageContaining("is not set");
+        assertThatThrownBy(() -> GpuInference.builder().controlVerifyKey("bad id", KEY).build())
+                .hasMessageContaining("key id").hasMessageNotContaining(KEY);
+    }
+}
