@@ -159,7 +159,13 @@ public final class LoadDriver {
                 spec.maxWindows(), sloMs);
         target.begin(runId, completions.apply(recorder));
         Control control = new Control(recorder.measureStartNanos() + spec.minWindows() * spec.windowNanos());
-        Sender sender = Sender.start("load-" + mode + "-loop", () -> sending.run(start, recorder, control));
+        Sender sender = Sender.start("load-" + mode + "-loop", () -> {
+            try {
+                sending.run(start, recorder, control);
+            } finally {
+                cpu.ending(); // the sender ends before the point does: its last reading is its own
+            }
+        });
         int windows = measure(recorder, control, spec, sampling(hooks, cpu));
         sender.join(10_000);
         long finished = drain(recorder::outstanding, System.nanoTime() + spec.drainTimeout().toNanos());

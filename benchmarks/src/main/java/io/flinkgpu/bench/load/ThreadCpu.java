@@ -17,7 +17,9 @@ import java.util.Map;
  * ended during the point what it had used by the last reading that saw it. What no Java thread
  * accounts for (the JIT compilers and the garbage collector, native threads such as RocksDB's,
  * and threads that ended since their last reading) is {@code unattributed}: the process's CPU
- * time minus every thread's.
+ * time minus every thread's. The process's CPU time comes from the operating system in clock ticks
+ * (10 ms on Linux), the threads' in nanoseconds, so {@code unattributed} is exact only to a tick or
+ * two per point (and never negative).
  *
  * <p>Threads are told apart by their thread group and name: Flink runs every task in the thread
  * group {@value #FLINK_TASK_GROUP}, whose threads (and the threads they start: the Kafka source's
@@ -137,7 +139,7 @@ public final class ThreadCpu {
         return new Sampler(driver.getId());
     }
 
-    /** Readings of one point. Not thread-safe: one thread samples. */
+    /** Readings of one point; thread-safe. */
     public static final class Sampler {
         private final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         private final boolean supported;
@@ -160,8 +162,27 @@ public final class ThreadCpu {
         }
 
         /** Reads every live thread's CPU time now (call once per window, so that dying threads lose little). */
-        public void sample() {
+        public synchronized void sample() {
             read(false);
+        }
+
+        /**
+         * The calling thread is about to end: its CPU time so far is its last reading (a thread
+         * that ends during the point otherwise counts up to the last {@link #sample}).
+         */
+        public synchronized void ending() {
+            if (!supported) {
+                return;
+            }
+            Thread t = Thread.currentThread();
+            long id = t.getId();
+            long cpu = mx.getCurrentThreadCpuTime();
+            if (cpu < 0) {
+                return;
+            }
+            first.putIfAbsent(id, 0L);
+            last.put(id, cpu);
+            parts.putIfAbsent(id, id == driver ? Part.LOAD_GENERATOR : classify(t.getName(), groups(t)));
         }
 
         private void read(boolean initial) {
@@ -185,7 +206,7 @@ public final class ThreadCpu {
         }
 
         /** The split of the CPU used since the start over {@code answers} answered requests. */
-        public CpuSplit finish(long answers) {
+        public synchronized CpuSplit finish(long answers) {
             read(false);
             long endNanos = System.nanoTime();
             long process = processCpuNanos() - startProcess;

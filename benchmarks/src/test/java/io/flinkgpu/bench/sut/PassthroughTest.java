@@ -41,10 +41,10 @@ class PassthroughTest {
                 assertThat(logits.asFloats()).containsOnly(0f);
                 // Byte for byte the same size but for the timings, which the header writes as text
                 // (the real ones vary from request to request by as much).
-                InferenceResponse real = codec.decodeResponse(ran);
-                assertThat(real.output("logits").shape()).containsExactly(logits.shape());
+                InferenceResponse decoded = codec.decodeResponse(ran);
+                assertThat(decoded.output("logits").shape()).containsExactly(logits.shape());
                 assertThat(codec.encodeResponse(InferenceResponse.success(passed.id(), passed.modelName(),
-                        passed.modelVersion(), passed.outputs(), real.timings()))).hasSameSizeAs(ran);
+                        passed.modelVersion(), passed.outputs(), decoded.timings()))).hasSameSizeAs(ran);
                 assertThat(Math.abs(codec.encodeResponse(passed).length - ran.length)).isLessThanOrEqualTo(16);
             }
         } finally {
