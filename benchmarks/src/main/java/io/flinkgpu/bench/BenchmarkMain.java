@@ -37,8 +37,8 @@ public final class BenchmarkMain implements Callable<Integer> {
             + "nlp-int8 (its INT8 twin) (default: image, recommendation).")
     List<String> scenarios = new ArrayList<>(List.of(ImageScenario.NAME, RecommendationScenario.NAME));
 
-    @Option(names = "--configs", split = ",", description = "Subset of: ceiling, flink-map, flink-async, "
-            + "job-batching-off, job-batching-default, job-tuned-N (default: all).")
+    @Option(names = "--configs", split = ",", description = "Subset of: ceiling, passthrough, flink-map, "
+            + "flink-async, job-batching-off, job-batching-default, job-tuned-N (default: all).")
     List<String> configs = new ArrayList<>();
 
     @Option(names = "--out", description = "Directory for this run's files (default: benchmarks/target/"

@@ -22,7 +22,8 @@ class BenchmarkSmokeTest {
         Path out = dir.resolve("run");
         Path publish = dir.resolve("published");
         int exit = new CommandLine(new BenchmarkMain()).execute("--mode=smoke", "--scenarios=image",
-                "--configs=ceiling,job-batching-off,job-batching-default", "--out=" + out, "--publish=" + publish);
+                "--configs=ceiling,job-batching-off,job-batching-default,passthrough", "--out=" + out,
+                "--publish=" + publish);
         assertThat(exit).isZero();
 
         JsonNode result = new ObjectMapper().readTree(out.resolve("result.json").toFile());
@@ -40,8 +41,25 @@ class BenchmarkSmokeTest {
         assertThat(batching.path("sweep").get(0).path("p99").isNumber()).isTrue();
         assertThat(result.path("targets")).isNotEmpty();
 
+        // the passthrough: the job's source, parser and sinks without inference
+        JsonNode passthrough = image.path("configs").path("passthrough");
+        assertThat(passthrough.path("failure").isNull()).as("%s", passthrough.path("failure")).isTrue();
+        assertThat(passthrough.path("goodput").asDouble()).isPositive();
+        assertThat(passthrough.path("role").asText()).isEqualTo("passthrough");
+
+        // CPU per request, split by thread, on every point of every configuration
+        for (String config : new String[] {"job-batching-off", "job-batching-default", "passthrough"}) {
+            JsonNode c = image.path("configs").path(config);
+            assertThat(c.path("cpu_us_per_request_at_goodput").path("processUs").asDouble()).as(config).isPositive();
+            for (JsonNode point : c.path("sweep")) {
+                assertCpuSplit(config, point);
+            }
+            assertCpuSplit(config, c.path("unloaded_closed_loop_1"));
+        }
+
         String report = Files.readString(out.resolve("report.md"));
-        assertThat(report).contains("## image", "| configuration |", "job-batching-default", "## Targets");
+        assertThat(report).contains("## image", "| configuration |", "job-batching-default", "## Targets",
+                "passthrough", "CPU-microseconds per answered request", "goodput_vs_roofline");
         for (String png : new String[] {"image-throughput.png", "image-latency-p50.png", "image-latency-p99.png"}) {
             byte[] bytes = Files.readAllBytes(out.resolve(png));
             assertThat(bytes).startsWith(0x89, 'P', 'N', 'G');
@@ -55,6 +73,61 @@ class BenchmarkSmokeTest {
             assertThat(t.has("target") && t.has("measured") && t.has("goal") && t.has("pass")).isTrue();
         }
         assertThat(publish.resolve("smoke").resolve("result.json")).exists();
+
+        // the roofline target: goodput / (1 / (1/passthrough + 1/ceiling(b))), pass/fail; goodput /
+        // ceiling stays as information
+        boolean roofline = false;
+        for (JsonNode t : summary.path("targets")) {
+            if (t.path("scenario").asText().equals("image") && t.path("target").asText().equals("goodput_vs_roofline")) {
+                roofline = true;
+                assertThat(t.path("goal").asText()).isEqualTo(">= 0.9");
+                assertThat(t.path("measured").asDouble()).isPositive();
+                assertThat(t.path("pass").isBoolean()).isTrue();
+                double r = t.path("roofline").asDouble();
+                assertThat(r).isPositive().isLessThan(t.path("passthrough_goodput").asDouble())
+                        .isLessThan(t.path("ceiling_at_batch").asDouble());
+            }
+            if (t.path("target").asText().equals("e2e_goodput_vs_ceiling")) {
+                assertThat(t.path("pass").isNull()).isTrue();
+                assertThat(t.path("measured").isNumber()).isTrue();
+            }
+        }
+        assertThat(roofline).as("goodput_vs_roofline in summary.json").isTrue();
+    }
+
+    /**
+     * A point's CPU split: every part non-negative, parts and unattributed adding up to the
+     * process's CPU time per request, and the process's CPU time within the process-wide figure
+     * (/proc/self/stat, 10 ms ticks, over a slightly longer interval) with a tolerance.
+     */
+    private static void assertCpuSplit(String config, JsonNode point) {
+        JsonNode cpu = point.path("cpuPerRequest");
+        assertThat(cpu.isObject()).as("%s: cpuPerRequest", config).isTrue();
+        assertThat(cpu.path("answers").asLong()).as(config).isPositive();
+        double process = cpu.path("processUs").asDouble();
+        assertThat(process).as(config).isPositive();
+        double parts = 0;
+        for (String part : new String[] {"job_source", "job_parser", "job_operator_mailbox", "job_inference_threads",
+                "job_sink", "job_other", "flink_runtime", "broker", "load_generator", "other_threads"}) {
+            JsonNode v = cpu.path("partsUs").path(part);
+            assertThat(v.isNumber()).as("%s: %s", config, part).isTrue();
+            assertThat(v.asDouble()).as("%s: %s", config, part).isGreaterThanOrEqualTo(0);
+            parts += v.asDouble();
+        }
+        assertThat(cpu.path("unattributedUs").asDouble()).isGreaterThanOrEqualTo(0);
+        assertThat(cpu.path("jobUs").asDouble()).isPositive().isLessThanOrEqualTo(parts);
+        // the process's CPU time comes in 10 ms clock ticks, the threads' in nanoseconds: two ticks of slack
+        long answers = cpu.path("answers").asLong();
+        double tickUs = 2 * 10_000.0 / answers;
+        assertThat(parts).as(config).isLessThanOrEqualTo(process + tickUs);
+        assertThat(parts + cpu.path("unattributedUs").asDouble()).isCloseTo(process,
+                org.assertj.core.api.Assertions.within(tickUs));
+        // the threads' CPU seconds against the process-wide figure the report already had
+        double threadSeconds = parts * answers / 1e6;
+        double procSeconds = point.path("benchmarkCores").asDouble() * cpu.path("seconds").asDouble();
+        assertThat(threadSeconds).as("%s: threads' CPU vs /proc/self/stat", config)
+                .isLessThanOrEqualTo(procSeconds * 1.1 + 0.05);
+        assertThat(cpu.path("processCpuSeconds").asDouble()).isLessThanOrEqualTo(procSeconds * 1.1 + 0.05);
     }
 
     /**

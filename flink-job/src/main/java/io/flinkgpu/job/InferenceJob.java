@@ -78,8 +78,33 @@ public final class InferenceJob {
 
     private InferenceJob() {}
 
+    /**
+     * What turns the parsed requests into responses. The job's own stage is the library's GPU
+     * inference; {@link #build(StreamExecutionEnvironment, ReadableConfig, InferenceStage)} takes
+     * another (the benchmarks' passthrough, which answers without inference) so that it runs
+     * between exactly the job's source, parser and sinks.
+     */
+    @FunctionalInterface
+    public interface InferenceStage {
+        /**
+         * The responses to {@code requests} (already partitioned by model when the job runs at a
+         * parallelism above 1); requests it refuses may go to {@link GpuInference#REFUSED}.
+         */
+        SingleOutputStreamOperator<InferenceResponse> apply(DataStream<InferenceRequest> requests);
+    }
+
     /** Adds the job to {@code env}, configured from {@code config}. */
     public static void build(StreamExecutionEnvironment env, ReadableConfig config) {
+        build(env, config, null);
+    }
+
+    /**
+     * Adds the job to {@code env} with {@code stage} in place of GPU inference (null: GPU inference):
+     * the same Kafka source, parser, sinks, state backend, checkpoints and buffer timeout. A stage
+     * cannot be combined with {@code inference.kafka.control-topic}, whose plans address the
+     * inference operator.
+     */
+    public static void build(StreamExecutionEnvironment env, ReadableConfig config, InferenceStage stage) {
         InferenceSettings settings = InferenceSettings.fromConfiguration(config);
         Map<String, String> kafkaProperties = kafkaClientProperties(config);
         configureState(env, config);
@@ -114,12 +139,16 @@ public final class InferenceJob {
         // One inference subtask needs no routing: a forward edge lets Flink chain parsing and
         // inference, so requests are not serialized between them.
         boolean single = parallelism == 1 && requests.getParallelism() == 1;
+        if (stage != null && !controlTopic.isEmpty()) {
+            throw new IllegalArgumentException("a replacement inference stage cannot run under "
+                    + InferenceJobOptions.CONTROL_TOPIC.key() + " (its plans address the inference operator)");
+        }
         GpuInference inference = GpuInference.builder().configuration(config).parallelism(parallelism).build();
         SingleOutputStreamOperator<InferenceResponse> responses;
         if (controlTopic.isEmpty()) {
             DataStream<InferenceRequest> routed =
                     single ? requests : requests.partitionCustom(new ModelPartitioner(), InferenceRequest::modelName);
-            responses = inference.apply(routed);
+            responses = stage == null ? inference.apply(routed) : stage.apply(routed);
         } else {
             // The library's control plane: one gate routes requests by the plan and hands applied
             // plans to the inference subtasks (their LOAD/UNLOAD commands).

@@ -154,17 +154,47 @@ public final class LoadDriver {
         Listener hooks = listener == null ? Listener.NONE : listener;
         long start = System.nanoTime() + 5_000_000L;
         MachineLoad load = MachineLoad.now();
+        ThreadCpu.Sampler cpu = ThreadCpu.start(Thread.currentThread());
         PointRecorder recorder = new PointRecorder(capacity, start + spec.warmupNanos(), spec.windowNanos(),
                 spec.maxWindows(), sloMs);
         target.begin(runId, completions.apply(recorder));
         Control control = new Control(recorder.measureStartNanos() + spec.minWindows() * spec.windowNanos());
-        Sender sender = Sender.start("load-" + mode + "-loop", () -> sending.run(start, recorder, control));
-        int windows = measure(recorder, control, spec, hooks);
+        Sender sender = Sender.start("load-" + mode + "-loop", () -> {
+            try {
+                sending.run(start, recorder, control);
+            } finally {
+                cpu.ending(); // the sender ends before the point does: its last reading is its own
+            }
+        });
+        int windows = measure(recorder, control, spec, sampling(hooks, cpu));
         sender.join(10_000);
         long finished = drain(recorder::outstanding, System.nanoTime() + spec.drainTimeout().toNanos());
+        CpuSplit split = cpu.finish(recorder.answeredTotal());
         MachineLoad end = MachineLoad.now();
         return recorder.finish(mode, offered, windows, finished, sloMs, spec.stabilityTolerance())
-                .withCpu(end.selfCoresSince(load), end.otherCoresSince(load));
+                .withCpu(end.selfCoresSince(load), end.otherCoresSince(load)).withCpuPerRequest(split);
+    }
+
+    /** {@code hooks}, reading every thread's CPU time as each measurement window closes. */
+    private static Listener sampling(Listener hooks, ThreadCpu.Sampler cpu) {
+        return new Listener() {
+            @Override
+            public void window(int index, double answersPerSecond) {
+                cpu.sample();
+                hooks.window(index, answersPerSecond);
+            }
+
+            @Override
+            public void measuring() {
+                cpu.sample();
+                hooks.measuring();
+            }
+
+            @Override
+            public void measured() {
+                hooks.measured();
+            }
+        };
     }
 
     /** Waits through the windows, extending the run one window at a time until it is stable. */

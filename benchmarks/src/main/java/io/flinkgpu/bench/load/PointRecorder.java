@@ -109,6 +109,11 @@ public final class PointRecorder implements Target.Completions {
         return true;
     }
 
+    /** Answers received so far to this run's requests, warm-up included (duplicates not). */
+    public synchronized long answeredTotal() {
+        return answered;
+    }
+
     /** Answers received so far for requests sent so far. */
     public synchronized long outstanding() {
         return sent - answered;

@@ -13,12 +13,16 @@ import org.HdrHistogram.Histogram;
  * @param pass p99 within the SLO, at least 99% attainment, and (open loop) at least 90% of the
  *     offered rate answered
  * @param cdf latency distribution: pairs of (percentile, latency ms)
+ * @param benchmarkCores cores this JVM used on average during the point (/proc/self/stat)
+ * @param otherCores cores other processes used meanwhile
+ * @param cpuPerRequest this JVM's CPU time per answered request, split by thread; null where
+ *     per-thread CPU time is not available
  */
 public record PointResult(String mode, double offered, double seconds, long sent, long answered, long errors,
         long lost, long duplicates, double throughput, double p50, double p90, double p95, double p99, double p999,
         double max, double mean, double sloMs, double attainment, boolean pass, boolean stable,
         List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs, List<double[]> cdf,
-        double benchmarkCores, double otherCores) {
+        double benchmarkCores, double otherCores, CpuSplit cpuPerRequest) {
 
     /** Other processes using more than this many cores during a point mark it as contended. */
     public static final double CONTENDED_OTHER_CORES = 0.25;
@@ -32,7 +36,14 @@ public record PointResult(String mode, double offered, double seconds, long sent
     public PointResult withCpu(double benchmark, double other) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
-                meanInferenceMs, cdf, benchmark, other);
+                meanInferenceMs, cdf, benchmark, other, cpuPerRequest);
+    }
+
+    /** This result with its CPU time per request. */
+    public PointResult withCpuPerRequest(CpuSplit split) {
+        return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
+                p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
+                meanInferenceMs, cdf, benchmarkCores, otherCores, split);
     }
 
     /** Throughput and latency of one measurement window (by time of answer). */
@@ -52,7 +63,7 @@ public record PointResult(String mode, double offered, double seconds, long sent
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput,
                 pct(h, 50), pct(h, 90), pct(h, 95), p99, pct(h, 99.9), any ? h.getMaxValue() / 1000.0 : Double.NaN,
                 any ? h.getMean() / 1000.0 : Double.NaN, sloMs, attainment, pass, stable, windows, meanBatch,
-                meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN);
+                meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN, null);
     }
 
     private static double pct(Histogram h, double p) {

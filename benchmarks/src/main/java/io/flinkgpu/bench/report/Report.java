@@ -72,6 +72,8 @@ public final class Report {
                 c.put("role", r.config.role());
                 c.put("options", r.config.options());
                 c.put("goodput", r.goodput());
+                PointResult atGoodput = r.sweep == null ? null : r.sweep.atGoodput();
+                c.put("cpu_us_per_request_at_goodput", atGoodput == null ? null : atGoodput.cpuPerRequest());
                 c.put("unloaded_closed_loop_1", r.unloaded);
                 c.put("sweep", r.sweep == null ? List.of() : r.sweep.points());
                 c.put("extra_points", r.extra);
@@ -265,6 +267,46 @@ public final class Report {
         return String.format(Locale.ROOT, "%." + digits + "f", v);
     }
 
+    /**
+     * CPU-microseconds per answered request at each configuration's goodput, by thread: the job's
+     * parts, the Flink runtime, the broker, the load generator, other threads and what no Java
+     * thread accounts for.
+     */
+    static void cpuTable(StringBuilder md, ScenarioResult s) {
+        boolean any = false;
+        for (ConfigResult r : s.configs.values()) {
+            PointResult g = r.sweep == null ? null : r.sweep.atGoodput();
+            any |= g != null && g.cpuPerRequest() != null;
+        }
+        if (!any) {
+            return;
+        }
+        md.append("CPU-microseconds per answered request at goodput, by thread (see docs/BENCHMARKS.md, "
+                + "\"CPU per request\"):\n\n| configuration | goodput req/s | process | job |");
+        for (io.flinkgpu.bench.load.ThreadCpu.Part part : io.flinkgpu.bench.load.ThreadCpu.Part.values()) {
+            md.append(' ').append(part.key).append(" |");
+        }
+        md.append(" unattributed |\n|---|---:|---:|---:|");
+        for (int i = 0; i <= io.flinkgpu.bench.load.ThreadCpu.Part.values().length; i++) {
+            md.append("---:|");
+        }
+        md.append('\n');
+        for (ConfigResult r : s.configs.values()) {
+            PointResult g = r.sweep == null ? null : r.sweep.atGoodput();
+            io.flinkgpu.bench.load.CpuSplit c = g == null ? null : g.cpuPerRequest();
+            if (c == null) {
+                continue;
+            }
+            md.append("| ").append(r.config.name()).append(" | ").append(f(r.goodput(), 0)).append(" | ")
+                    .append(f(c.processUs(), 0)).append(" | ").append(f(c.jobUs(), 0)).append(" |");
+            for (io.flinkgpu.bench.load.ThreadCpu.Part part : io.flinkgpu.bench.load.ThreadCpu.Part.values()) {
+                md.append(' ').append(f(c.part(part.key), 0)).append(" |");
+            }
+            md.append(' ').append(f(c.unattributedUs(), 0)).append(" |\n");
+        }
+        md.append('\n');
+    }
+
     @SuppressWarnings("unchecked")
     static String markdown(Map<String, Object> doc, List<ScenarioResult> results, List<Map<String, Object>> targets,
             BenchmarkRunner runner) {
@@ -337,6 +379,7 @@ public final class Report {
                         .append(" |\n");
             }
             md.append("\n");
+            cpuTable(md, s);
             for (ConfigResult r : s.configs.values()) {
                 md.append("- `").append(r.config.name()).append("`: ").append(r.config.description());
                 if (r.failure != null) {
@@ -345,8 +388,9 @@ public final class Report {
                 md.append("\n");
             }
             md.append("\n### Every point\n\n| configuration | offered/s | answered/s | p50 | p99 | p99.9 | max | "
-                    + "attainment | mean batch | queue ms | inference ms | stable | pass | CPU bench / other |\n"
-                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|\n");
+                    + "attainment | mean batch | queue ms | inference ms | stable | pass | CPU bench / other | "
+                    + "CPU us/req process / job |\n"
+                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
             for (ConfigResult r : s.configs.values()) {
                 for (PointResult p : r.openPoints()) {
                     md.append("| ").append(r.config.name()).append(" | ").append(f(p.offered(), 0)).append(" | ")
@@ -357,7 +401,9 @@ public final class Report {
                             .append(f(p.meanInferenceMs(), 2)).append(" | ").append(p.stable() ? "yes" : "no")
                             .append(" | ").append(p.pass() ? "yes" : "**no**").append(" | ")
                             .append(f(p.benchmarkCores(), 2)).append(" / ").append(f(p.otherCores(), 2))
-                            .append(p.contended() ? " **contended**" : "").append(" |\n");
+                            .append(p.contended() ? " **contended**" : "").append(" | ")
+                            .append(p.cpuPerRequest() == null ? "-" : f(p.cpuPerRequest().processUs(), 0) + " / "
+                                    + f(p.cpuPerRequest().jobUs(), 0)).append(" |\n");
                 }
             }
             md.append("\n### Plots\n\n");

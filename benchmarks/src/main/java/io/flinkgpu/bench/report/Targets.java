@@ -1,5 +1,7 @@
 package io.flinkgpu.bench.report;
 
+import io.flinkgpu.bench.load.CpuSplit;
+import io.flinkgpu.bench.run.BenchmarkRunner;
 import io.flinkgpu.bench.run.BenchmarkRunner.ConfigResult;
 import io.flinkgpu.bench.run.BenchmarkRunner.ScenarioResult;
 import io.flinkgpu.bench.load.PointResult;
@@ -83,20 +85,25 @@ public final class Targets {
                         out.add(t2);
                     }
                 }
-                // 2. end-to-end goodput vs the ceiling at the batch size the job ran at
+                // 2. end-to-end goodput vs the roofline (pipeline floor and ceiling together) at the
+                // batch size the job ran at, and, for information, vs the ceiling alone
                 if (r.sweep != null && r.sweep.atGoodput() != null && c1 > 0) {
                     double batch = r.sweep.atGoodput().meanBatch();
                     double ceilingAt = interpolate(s, Double.isNaN(batch) ? 1 : batch);
+                    out.add(roofline(s, r, label, runId, batch, ceilingAt));
                     Map<String, Object> t = target(s, "e2e_goodput_vs_ceiling", label, runId);
                     t.put("description", "goodput / raw ONNX Runtime samples/s at the mean batch size the job ran at "
-                            + "its goodput (interpolated between measured batch sizes)");
+                            + "its goodput (interpolated between measured batch sizes); information only: the "
+                            + "ceiling leaves out Kafka and Flink, which goodput_vs_roofline counts");
                     t.put("measured", r.goodput() / ceilingAt);
-                    t.put("goal", ">= 0.9");
-                    t.put("pass", r.goodput() / ceilingAt >= 0.9);
+                    t.put("goal", null);
+                    t.put("pass", null);
+                    t.put("status", "information");
                     t.put("detail", String.format("%.0f req/s vs %.0f samples/s at mean batch %.1f", r.goodput(),
                             ceilingAt, batch));
                     out.add(t);
                 }
+                cpu(s, r, label, runId, out);
                 // 3. low load: p99 at 10% of capacity vs single-request service time
                 PointResult low = r.extra.get("at_10pct_of_capacity");
                 if (low != null && off != null && off.unloaded != null) {
@@ -150,6 +157,12 @@ public final class Targets {
                 }
             }
         }
+        for (ScenarioResult s : scenarios) {
+            ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
+            if (floor != null) {
+                cpu(s, floor, floor.config.name(), runId, out);
+            }
+        }
         if (scenarios.stream().noneMatch(s -> s.scenario.name().startsWith("nlp"))) {
             out.add(notMeasured("nlp", "all targets", "The NLP scenarios (all-MiniLM-L6-v2: nlp FP32, nlp-int8) were "
                     + "not part of this run; add them with --scenarios=...,nlp,nlp-int8"));
@@ -161,6 +174,65 @@ public final class Targets {
                     + "(published separately, e.g. docs/benchmarks/simulated/)"));
         }
         return out;
+    }
+
+    /** Roofline goal: goodput at least this share of R. */
+    static final double ROOFLINE_GOAL = 0.9;
+
+    /**
+     * goodput / R, R = 1 / (1/passthrough + 1/ceiling(b)) at the job's mean batch size b; "not
+     * measured" when the run had no passthrough goodput for the scenario.
+     */
+    static Map<String, Object> roofline(ScenarioResult s, ConfigResult r, String label, String runId, double batch,
+            double ceilingAt) {
+        Map<String, Object> t = target(s, "goodput_vs_roofline", label, runId);
+        t.put("description", "goodput / R, R = 1 / (1/passthrough goodput + 1/raw ONNX Runtime samples/s at the "
+                + "mean batch size the job ran at its goodput): the pipeline's cost and inference's added up");
+        ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
+        double passthrough = floor == null ? 0 : floor.goodput();
+        double bound = Roofline.bound(passthrough, ceilingAt);
+        t.put("goal", ">= " + ROOFLINE_GOAL);
+        t.put("passthrough_goodput", passthrough);
+        t.put("ceiling_at_batch", ceilingAt);
+        t.put("mean_batch", batch);
+        t.put("roofline", Double.isNaN(bound) ? null : bound);
+        if (Double.isNaN(bound)) {
+            t.put("measured", null);
+            t.put("pass", null);
+            t.put("status", "not measured");
+            t.put("detail", floor == null ? "no passthrough in this run (add --configs=...,passthrough)"
+                    : "the passthrough had no goodput" + (floor.failure == null ? "" : ": " + floor.failure));
+            return t;
+        }
+        double share = r.goodput() / bound;
+        t.put("measured", share);
+        t.put("pass", share >= ROOFLINE_GOAL);
+        t.put("detail", String.format("%.0f req/s vs R %.0f (passthrough %.0f req/s, ceiling %.0f samples/s at mean "
+                + "batch %.1f)", r.goodput(), bound, passthrough, ceilingAt, batch));
+        return t;
+    }
+
+    /** CPU-microseconds per answered request at a configuration's goodput, split by thread (information). */
+    static void cpu(ScenarioResult s, ConfigResult r, String label, String runId, List<Map<String, Object>> out) {
+        PointResult g = r.sweep == null ? null : r.sweep.atGoodput();
+        CpuSplit split = g == null ? null : g.cpuPerRequest();
+        if (split == null) {
+            return;
+        }
+        Map<String, Object> t = target(s, "cpu_us_per_request_at_goodput", label, runId);
+        t.put("description", "CPU-microseconds of the benchmark JVM per answered request at the goodput point "
+                + "(job, broker, load generator and the rest of the process; information)");
+        t.put("measured", split.processUs());
+        t.put("goal", null);
+        t.put("pass", null);
+        t.put("status", "information");
+        t.put("goodput", r.goodput());
+        t.put("cpu_us_per_request", split.partsUs());
+        t.put("detail", String.format("at %.0f req/s: process %.0f us = job %.0f + broker %.0f + load generator %.0f "
+                        + "+ Flink runtime %.0f + other threads %.0f + unattributed (JIT, GC, native) %.0f",
+                r.goodput(), split.processUs(), split.jobUs(), split.part("broker"), split.part("load_generator"),
+                split.part("flink_runtime"), split.part("other_threads"), split.unattributedUs()));
+        out.add(t);
     }
 
     private static Map<String, Object> target(ScenarioResult s, String name, String config, String runId) {
@@ -195,24 +267,6 @@ public final class Targets {
 
     /** Raw samples/s at a (fractional) batch size, linear between measured sizes, clamped at the ends. */
     static double interpolate(ScenarioResult s, double batch) {
-        List<Ceiling.Point> raw = new ArrayList<>();
-        for (Ceiling.Point p : s.ceiling) {
-            if (p.path().equals("raw")) {
-                raw.add(p);
-            }
-        }
-        raw.sort((a, b) -> Integer.compare(a.batch(), b.batch()));
-        if (batch <= raw.get(0).batch()) {
-            return raw.get(0).samplesPerSecond();
-        }
-        for (int i = 1; i < raw.size(); i++) {
-            Ceiling.Point a = raw.get(i - 1);
-            Ceiling.Point b = raw.get(i);
-            if (batch <= b.batch()) {
-                double f = (batch - a.batch()) / (b.batch() - a.batch());
-                return a.samplesPerSecond() + f * (b.samplesPerSecond() - a.samplesPerSecond());
-            }
-        }
-        return raw.get(raw.size() - 1).samplesPerSecond();
+        return Roofline.ceilingAt(s.ceiling, batch);
     }
 }

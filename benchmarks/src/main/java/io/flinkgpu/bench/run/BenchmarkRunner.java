@@ -2,6 +2,7 @@ package io.flinkgpu.bench.run;
 
 import io.flinkgpu.bench.load.LoadDriver;
 import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.load.ThreadCpu;
 import io.flinkgpu.bench.scenario.Scenario;
 import io.flinkgpu.bench.sut.Ceiling;
 import io.flinkgpu.bench.sut.Deployments;
@@ -70,6 +71,9 @@ public final class BenchmarkRunner {
         }
     }
 
+    /** The passthrough configuration's name (and role). */
+    public static final String PASSTHROUGH = "passthrough";
+
     private final BenchmarkSettings settings;
     private final Path repo;
     private final Map<String, String> userOptions;
@@ -106,6 +110,10 @@ public final class BenchmarkRunner {
             candidate.forEach((k, v) -> d.append(" -D").append(k).append('=').append(v));
             all.add(new SutConfig("job-tuned-" + i++, "batching", Deployments.Kind.JOB, candidate, d.toString()));
         }
+        // Last, when the JVM is warmest: a floor measured cold would understate it and flatter the roofline target.
+        all.add(new SutConfig(PASSTHROUGH, "passthrough", Deployments.Kind.PASSTHROUGH, Map.of(),
+                "InferenceJob's source, parser and sinks with no inference: each request answered with zeros of the "
+                        + "model's declared outputs (the floor Flink and Kafka set)"));
         if (configNames.isEmpty()) {
             return all;
         }
@@ -136,7 +144,9 @@ public final class BenchmarkRunner {
             }
         }
         out.println("Starting the embedded Kafka broker ...");
-        try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+        // The broker's threads (and the threads they start) run in a thread group of their own, so
+        // that their CPU time is told apart from the job's and the load generator's.
+        try (EmbeddedKafka kafka = ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, EmbeddedKafka::start)) {
             kafkaEcho = kafkaFloor(kafka, scenarios.get(0));
             out.println("Kafka floor (produce -> consume, 1 outstanding): " + kafkaEcho.line());
             for (Scenario scenario : scenarios) {

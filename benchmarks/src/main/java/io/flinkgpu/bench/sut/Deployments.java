@@ -1,5 +1,6 @@
 package io.flinkgpu.bench.sut;
 
+import io.flinkgpu.bench.load.ThreadCpu;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
@@ -44,23 +45,34 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 public final class Deployments {
     private Deployments() {}
 
-    public enum Kind { JOB, FLINK_MAP, FLINK_ASYNC }
+    /**
+     * JOB: the inference job. PASSTHROUGH: the job with {@link Passthrough} in place of inference.
+     * FLINK_MAP / FLINK_ASYNC: per-record ONNX Runtime baselines.
+     */
+    public enum Kind { JOB, PASSTHROUGH, FLINK_MAP, FLINK_ASYNC }
 
     /**
      * Starts {@code kind} with {@code config} (bootstrap servers, topics, model repository and any
-     * {@code -D} option already set in it).
+     * {@code -D} option already set in it), on a local cluster started in the thread group
+     * {@link ThreadCpu#FLINK_GROUP} so that its threads' CPU is told apart.
      */
     public static JobClient start(Kind kind, Configuration config, String modelFile, String name) throws Exception {
         Configuration c = new Configuration(config);
         c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                 Files.createTempDirectory("bench-checkpoints").toUri().toString());
-        if (kind == Kind.JOB) {
-            return startJob(c, 1, name);
-        }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(c);
-        env.setParallelism(1);
-        perRecord(env, c, modelFile, kind == Kind.FLINK_ASYNC);
-        return env.executeAsync(name);
+        return ThreadCpu.inGroup(ThreadCpu.FLINK_GROUP, () -> {
+            if (kind == Kind.JOB) {
+                return startJob(c, 1, name);
+            }
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(c);
+            env.setParallelism(1);
+            if (kind == Kind.PASSTHROUGH) {
+                InferenceJob.build(env, c, Passthrough.stage(c.get(GpuInferenceOptions.MODEL_REPOSITORY)));
+            } else {
+                perRecord(env, c, modelFile, kind == Kind.FLINK_ASYNC);
+            }
+            return env.executeAsync(name);
+        });
     }
 
     /** Starts the inference job with {@code config} as it is, at {@code parallelism}, on a local cluster of its own. */
@@ -165,7 +177,12 @@ public final class Deployments {
         @Override
         public void open(OpenContext context) throws Exception {
             inference.open();
-            executor = Executors.newFixedThreadPool(threads);
+            java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+            executor = Executors.newFixedThreadPool(threads, r -> {
+                Thread t = new Thread(r, "per-record-inference-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
         }
 
         @Override

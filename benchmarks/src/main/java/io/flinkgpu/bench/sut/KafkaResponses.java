@@ -56,7 +56,7 @@ final class KafkaResponses implements AutoCloseable {
         }
         this.decoder = decoder;
         this.echo = echo;
-        this.poller = new Thread(this::poll, "bench-responses");
+        this.poller = new Thread(this::poll, io.flinkgpu.bench.load.ThreadCpu.RESPONSES_THREAD);
         poller.setDaemon(true);
         poller.start();
     }

@@ -76,6 +76,7 @@ public final class KafkaTarget implements Target, AutoCloseable {
         p.setProperty("acks", "1");
         p.setProperty("enable.idempotence", "false");
         p.setProperty("max.request.size", String.valueOf(8 * 1024 * 1024));
+        p.setProperty("client.id", KafkaClients.loadClientId());
         return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     }
 

@@ -1,0 +1,161 @@
+package io.flinkgpu.bench.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.flinkgpu.bench.load.ThreadCpu.Part;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.Test;
+
+/** Threads are grouped into the job's parts, the broker and the load generator by group and name. */
+class ThreadCpuTest {
+    private static final List<String> TASK = List.of(ThreadCpu.FLINK_TASK_GROUP, ThreadCpu.FLINK_GROUP, "main", "system");
+    private static final List<String> BROKER = List.of(ThreadCpu.BROKER_GROUP, "main", "system");
+    private static final List<String> CLUSTER = List.of(ThreadCpu.FLINK_GROUP, "main", "system");
+    private static final List<String> MAIN = List.of("main", "system");
+
+    @Test
+    void flinkTaskThreadsAreGroupedByTheOperatorsInTheirNames() {
+        String chain = "Source: Kafka requests -> Parse -> GPU inference -> Refused requests (1/1)#0";
+        assertThat(ThreadCpu.classify(chain, TASK)).isEqualTo(Part.JOB_OPERATOR);
+        assertThat(ThreadCpu.classify("Source: Kafka requests -> Parse -> Passthrough (no inference) -> Refused "
+                + "requests (1/1)#0", TASK)).isEqualTo(Part.JOB_OPERATOR);
+        assertThat(ThreadCpu.classify("Source: Kafka requests -> Map ONNX Runtime per record (1/1)#0", TASK))
+                .isEqualTo(Part.JOB_OPERATOR);
+        assertThat(ThreadCpu.classify("Source Data Fetcher for " + chain, TASK)).isEqualTo(Part.JOB_SOURCE);
+        assertThat(ThreadCpu.classify("Source: Kafka requests -> Parse (1/1)#0", TASK)).isEqualTo(Part.JOB_PARSER);
+        assertThat(ThreadCpu.classify("Source: Kafka requests (1/1)#0", TASK)).isEqualTo(Part.JOB_SOURCE);
+        assertThat(ThreadCpu.classify("gpu-inference-0-1", TASK)).isEqualTo(Part.JOB_INFERENCE);
+        assertThat(ThreadCpu.classify("per-record-inference-1", TASK)).isEqualTo(Part.JOB_INFERENCE);
+        assertThat(ThreadCpu.classify("Kafka responses: Writer -> Kafka responses: Committer (1/1)#0", TASK))
+                .isEqualTo(Part.JOB_SINK);
+        assertThat(ThreadCpu.classify("kafka-producer-network-thread | producer-2", TASK)).isEqualTo(Part.JOB_SINK);
+        assertThat(ThreadCpu.classify("OutputFlusher for " + chain, TASK)).isEqualTo(Part.JOB_OTHER);
+        assertThat(ThreadCpu.classify("Time Trigger for " + chain, List.of("Triggers", ThreadCpu.FLINK_TASK_GROUP)))
+                .isEqualTo(Part.JOB_OTHER);
+        assertThat(ThreadCpu.classify("AsyncOperations-thread-1", TASK)).isEqualTo(Part.JOB_OTHER);
+        assertThat(ThreadCpu.classify("SourceCoordinator-Source: Kafka requests", CLUSTER)).isEqualTo(Part.JOB_SOURCE);
+    }
+
+    @Test
+    void theBrokerTheRuntimeAndTheLoadGeneratorAreToldApart() {
+        assertThat(ThreadCpu.classify("data-plane-kafka-request-handler-0", BROKER)).isEqualTo(Part.BROKER);
+        assertThat(ThreadCpu.classify("kafka-0-raft-io-thread", BROKER)).isEqualTo(Part.BROKER);
+        assertThat(ThreadCpu.classify("flink-pekko.actor.default-dispatcher-8", CLUSTER)).isEqualTo(Part.FLINK_RUNTIME);
+        // the harness's producer, named by its client.id, even though created on the main thread
+        assertThat(ThreadCpu.classify("kafka-producer-network-thread | bench-load-2", MAIN))
+                .isEqualTo(Part.LOAD_GENERATOR);
+        assertThat(ThreadCpu.classify(ThreadCpu.RESPONSES_THREAD, MAIN)).isEqualTo(Part.LOAD_GENERATOR);
+        assertThat(ThreadCpu.classify("load-open-loop", MAIN)).isEqualTo(Part.LOAD_GENERATOR);
+        assertThat(ThreadCpu.classify("Reference Handler", List.of("system"))).isEqualTo(Part.OTHER_THREADS);
+        assertThat(ThreadCpu.classify("main", MAIN)).isEqualTo(Part.OTHER_THREADS);
+    }
+
+    @Test
+    void aThreadStartedDuringThePointCountsAllItsCpuInItsGroupsPart() throws Exception {
+        ThreadCpu.Sampler sampler = ThreadCpu.start(Thread.currentThread());
+        CountDownLatch done = new CountDownLatch(1);
+        long[] used = new long[1];
+        // a thread started in the broker's group, as the harness starts the broker, and still alive at the end
+        Thread burner = ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, () -> {
+            Thread t = new Thread(() -> {
+                used[0] = burn(200_000_000L);
+                try {
+                    done.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "broker-like-worker");
+            t.start();
+            return t;
+        });
+        while (used[0] == 0) {
+            Thread.sleep(5);
+        }
+        sampler.sample();
+        CpuSplit split = sampler.finish(100);
+        done.countDown();
+        burner.join();
+        assertThat(split).isNotNull();
+        assertThat(split.answers()).isEqualTo(100);
+        // 200 ms of CPU over 100 requests: about 2,000 us each
+        assertThat(split.part("broker")).isGreaterThanOrEqualTo(used[0] / 1e3 / 100 * 0.99);
+        assertThat(split.threadsStarted()).isGreaterThanOrEqualTo(1);
+        double sum = split.unattributedUs();
+        for (Part p : Part.values()) {
+            assertThat(split.part(p.key)).isGreaterThanOrEqualTo(0);
+            sum += split.part(p.key);
+        }
+        // the process's CPU time comes in 10 ms clock ticks: two ticks over 100 requests of slack
+        assertThat(sum).isCloseTo(split.processUs(), within(2 * 10_000.0 / 100));
+        assertThat(split.jobUs()).isLessThanOrEqualTo(split.processUs());
+    }
+
+    @Test
+    void aThreadThatEndsDuringThePointKeepsWhatTheLastReadingSaw() throws Exception {
+        ThreadCpu.Sampler sampler = ThreadCpu.start(Thread.currentThread());
+        CountDownLatch sampled = new CountDownLatch(1);
+        long[] used = new long[1];
+        Thread t = new Thread(() -> {
+            used[0] = burn(100_000_000L);
+            try {
+                sampled.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "load-short-lived");
+        t.start();
+        while (used[0] == 0) {
+            Thread.sleep(5);
+        }
+        sampler.sample(); // sees the thread with its 100 ms
+        sampled.countDown();
+        t.join();
+        CpuSplit split = sampler.finish(10);
+        assertThat(split.threadsEnded()).isGreaterThanOrEqualTo(1);
+        assertThat(split.part("load_generator")).isGreaterThanOrEqualTo(used[0] / 1e3 / 10 * 0.99);
+    }
+
+    @Test
+    void aThreadThatReportsItsEndKeepsAllItsCpu() throws Exception {
+        ThreadCpu.Sampler sampler = ThreadCpu.start(Thread.currentThread());
+        CountDownLatch sampled = new CountDownLatch(1);
+        long[] used = new long[2];
+        Thread t = new Thread(() -> {
+            used[0] = burn(50_000_000L);
+            try {
+                sampled.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            used[1] = burn(80_000_000L); // after the last sample: only its own last reading sees this
+            sampler.ending();
+        }, "load-sender-like");
+        t.start();
+        while (used[0] == 0) {
+            Thread.sleep(5);
+        }
+        sampler.sample();
+        sampled.countDown();
+        t.join();
+        CpuSplit split = sampler.finish(10);
+        assertThat(split.part("load_generator")).isGreaterThanOrEqualTo((used[0] + used[1]) / 1e3 / 10 * 0.99);
+    }
+
+    /** Spins until this thread has used {@code nanos} of CPU; returns what it used. */
+    private static long burn(long nanos) {
+        var mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long start = mx.getCurrentThreadCpuTime();
+        long x = 0;
+        while (mx.getCurrentThreadCpuTime() - start < nanos) {
+            for (int i = 0; i < 10_000; i++) {
+                x += i * 31L ^ x;
+            }
+        }
+        if (x == 42) {
+            System.out.print("");
+        }
+        return mx.getCurrentThreadCpuTime() - start;
+    }
+}
