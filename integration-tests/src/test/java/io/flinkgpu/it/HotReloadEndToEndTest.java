@@ -51,9 +51,7 @@ class HotReloadEndToEndTest {
     static void setUp() throws Exception {
         kafka = EmbeddedKafka.start();
         source = FashionMnist.findRoot().resolve("gpu-operator-udf/src/test/resources/models").resolve(MODEL);
-        Files.createDirectories(repo.resolve(MODEL).resolve("1"));
-        Files.copy(source.resolve("config.json"), repo.resolve(MODEL).resolve("config.json"));
-        Files.copy(source.resolve("1/model.onnx"), repo.resolve(MODEL).resolve("1/model.onnx"));
+        TestJobs.copyModel(source.getParent(), MODEL, repo, null);
     }
 
     @AfterAll

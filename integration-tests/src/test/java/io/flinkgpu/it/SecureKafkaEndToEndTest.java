@@ -203,11 +203,7 @@ class SecureKafkaEndToEndTest {
     @Test
     void perTenantTopicsBindEachTenantToTheKafkaUserWhoMayWriteThem() throws Exception {
         Path repo = secrets.resolve("repo");
-        Path model = root.resolve("models").resolve(MODEL);
-        Files.createDirectories(repo.resolve(MODEL).resolve("1"));
-        Files.copy(model.resolve("1").resolve("model.onnx"), repo.resolve(MODEL).resolve("1").resolve("model.onnx"));
-        Files.copy(model.resolve("config.json"), repo.resolve(MODEL).resolve("config.json"));
-        Files.writeString(repo.resolve("tenants.json"), "{\"tenants\": [{\"name\": \"shop\"},"
+        TestJobs.copyModel(root.resolve("models"), MODEL, repo, "{\"tenants\": [{\"name\": \"shop\"},"
                 + "{\"name\": \"ads\", \"allowed_models\": [\"another-model\"]}]}");
         Configuration config = TestJobs.config(kafka.bootstrapServers(), TENANTS, repo);
         kafka.credentials(JOB).forEach((k, v) -> config.setString(InferenceJob.KAFKA_PROPERTIES_PREFIX + k, v));

@@ -59,11 +59,7 @@ class TenantBindingEndToEndTest {
         kafka = EmbeddedKafka.start();
         Path root = FashionMnist.findRoot();
         images = FashionMnist.load(root);
-        Path source = root.resolve("models").resolve(MODEL);
-        Files.createDirectories(repo.resolve(MODEL).resolve("1"));
-        Files.copy(source.resolve("1").resolve("model.onnx"), repo.resolve(MODEL).resolve("1").resolve("model.onnx"));
-        Files.copy(source.resolve("config.json"), repo.resolve(MODEL).resolve("config.json"));
-        Files.writeString(repo.resolve("tenants.json"), "{\"tenants\": [{\"name\": \"shop\"},"
+        TestJobs.copyModel(root.resolve("models"), MODEL, repo, "{\"tenants\": [{\"name\": \"shop\"},"
                 + "{\"name\": \"ads\", \"allowed_models\": [\"another-model\"]}]}");
     }
 

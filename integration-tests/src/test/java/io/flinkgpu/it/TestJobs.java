@@ -79,6 +79,21 @@ final class TestJobs {
         return config;
     }
 
+    /**
+     * Copies model {@code model} (its config.json and version 1) from {@code models} into
+     * {@code repo}, and writes {@code tenantsJson} as the repository's tenants.json unless null.
+     */
+    static void copyModel(Path models, String model, Path repo, String tenantsJson) throws java.io.IOException {
+        Path source = models.resolve(model);
+        java.nio.file.Files.createDirectories(repo.resolve(model).resolve("1"));
+        java.nio.file.Files.copy(source.resolve("config.json"), repo.resolve(model).resolve("config.json"));
+        java.nio.file.Files.copy(source.resolve("1").resolve("model.onnx"),
+                repo.resolve(model).resolve("1").resolve("model.onnx"));
+        if (tenantsJson != null) {
+            java.nio.file.Files.writeString(repo.resolve("tenants.json"), tenantsJson);
+        }
+    }
+
     static String requests(String prefix) {
         return prefix + "-requests";
     }
