@@ -31,8 +31,16 @@ import org.slf4j.LoggerFactory;
  * in force is broadcast state (so it is in every checkpoint and savepoint). Requests of a model the
  * plan routes go to its inference subtasks by smooth weighted round robin on the plan's weights
  * ({@link RoutingTable}); anything else (no plan yet, a model the plan does not cover) keeps the
- * default hash routing of {@link ModelPartitioner}. Emits (target subtask, request) for
- * {@link TargetPartitioner}.
+ * default hash routing of {@link ModelPartitioner}. Emits (target subtask or {@link #HASH_ROUTE},
+ * request) for {@link TargetPartitioner}.
+ *
+ * <p>Routing follows the running parallelism however it changed: the plan's targets are read
+ * against the parallelism the plan states (the coordinator's view of the running job; the
+ * parallelism the job was built with for a plan that states none), and the partitioner, which
+ * Flink gives the actual number of inference subtasks, hashes by model both where no plan routes
+ * and where a target does not exist (a plan made before a scale-in). After a rescale by the
+ * adaptive scheduler, hash routing spreads over the new subtasks at once, and plan routing as
+ * soon as a plan for the new parallelism arrives.
  *
  * <p>With verify keys ({@link ControlPlaneSettings}), the gate applies only plans signed under
  * one of them: unsigned records (where signatures are required) and records signed under an
@@ -52,6 +60,8 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
     public static final MapStateDescriptor<String, byte[]> PLAN_STATE =
             new MapStateDescriptor<>("coordinator-plan", Types.STRING, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
     static final String PLAN_KEY = "plan";
+    /** The target of a request the plan does not route: the partitioner hashes its model. */
+    public static final int HASH_ROUTE = RoutingTable.NO_ROUTE;
 
     /** Plans applied by the gate, once each (from instance 0), as canonical JSON. */
     public static final OutputTag<byte[]> APPLIED_PLANS =
@@ -97,7 +107,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             LOG.info("Control records are verified: {}", verifier);
         }
         control.gauge(MetricNames.PLAN_EPOCH, () -> epoch);
-        table = new RoutingTable(null, inferenceParallelism);
+        table = routingTable(null);
         tableSource = null;
         tablePlan = null;
     }
@@ -111,7 +121,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             if (source != tableSource) { // decode once per plan, not per request
                 ControlMessage plan = decode(source);
                 tablePlan = plan;
-                table = new RoutingTable(plan, inferenceParallelism);
+                table = routingTable(plan);
                 tableSource = source;
                 epoch = plan == null ? 0 : plan.epoch();
             }
@@ -120,10 +130,12 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             // A routing fault must not fail the task: the request is routed by hash instead.
             LOG.warn("Routing request {} by the plan failed; routing it by model hash", request.id(), e);
         }
-        if (target == RoutingTable.NO_ROUTE) {
-            target = ModelPartitioner.hash(request.modelName(), inferenceParallelism);
-        }
-        out.collect(Tuple2.of(target, request));
+        out.collect(Tuple2.of(target == RoutingTable.NO_ROUTE ? HASH_ROUTE : target, request));
+    }
+
+    /** The routing table of {@code plan}, read against the parallelism it was made for. */
+    private RoutingTable routingTable(ControlMessage plan) {
+        return new RoutingTable(plan, plan != null && plan.parallelism() > 0 ? plan.parallelism() : inferenceParallelism);
     }
 
     @Override
@@ -138,7 +150,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
                 byte[] encoded = ControlMessageCodec.encode(gate.current());
                 ctx.getBroadcastState(PLAN_STATE).put(PLAN_KEY, encoded);
                 // The table follows the new plan at once: requests need not decode the state again.
-                table = new RoutingTable(gate.current(), inferenceParallelism);
+                table = routingTable(gate.current());
                 tableSource = encoded;
                 tablePlan = gate.current();
                 applied.inc();
@@ -165,13 +177,18 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         }
     }
 
-    /** The target subtask of a routed request. */
-    public static final class Target implements KeySelector<Tuple2<Integer, InferenceRequest>, Integer> {
+    /**
+     * The partitioning key of a routed request: its target plus one in the high 32 bits (0 for
+     * {@link #HASH_ROUTE}) and its model's hash code in the low 32, so that the partitioner can
+     * hash by model where there is no usable target.
+     */
+    public static final class Target implements KeySelector<Tuple2<Integer, InferenceRequest>, Long> {
         private static final long serialVersionUID = 1L;
 
         @Override
-        public Integer getKey(Tuple2<Integer, InferenceRequest> routed) {
-            return routed.f0;
+        public Long getKey(Tuple2<Integer, InferenceRequest> routed) {
+            long target = routed.f0 < 0 ? 0 : routed.f0 + 1L;
+            return (target << 32) | (routed.f1.modelName().hashCode() & 0xffffffffL);
         }
     }
 
@@ -185,13 +202,26 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         }
     }
 
-    /** Sends (target, request) to subtask {@code target}. */
-    public static final class TargetPartitioner implements Partitioner<Integer> {
+    /**
+     * Sends a routed request to its target subtask if the running job has it, else (no plan
+     * route, or a target beyond the actual parallelism) to its model's hash over the subtasks
+     * that run now ({@link ModelPartitioner#hash}, the same subtask as without a control plane).
+     */
+    public static final class TargetPartitioner implements Partitioner<Long> {
         private static final long serialVersionUID = 1L;
 
         @Override
-        public int partition(Integer target, int numPartitions) {
-            return Math.floorMod(target, numPartitions);
+        public int partition(Long key, int numPartitions) {
+            long target = (key >>> 32) - 1;
+            if (target >= 0 && target < numPartitions) {
+                return (int) target;
+            }
+            return Math.floorMod((int) key.longValue(), numPartitions);
         }
+    }
+
+    /** The subtask {@code routed} goes to among {@code numPartitions}: what the job's partitioning does. */
+    public static int subtask(Tuple2<Integer, InferenceRequest> routed, int numPartitions) {
+        return new TargetPartitioner().partition(new Target().getKey(routed), numPartitions);
     }
 }

@@ -93,7 +93,7 @@ class PlanRouterTest {
             op().processElement1(new StreamRecord<>(request(id)));
             List<Tuple2<Integer, InferenceRequest>> out = extractOutputValues();
             assertThat(out).hasSize(before + 1);
-            return out.get(out.size() - 1).f0;
+            return PlanRouter.subtask(out.get(out.size() - 1), 2);
         }
 
         /** A control metric of this subtask, as a number. */
@@ -123,6 +123,41 @@ class PlanRouterTest {
 
     static SubtaskCommand cmd(Action action) {
         return new SubtaskCommand(0, action, MODEL, null, "test");
+    }
+
+    /** The last routed pair's target as the router emitted it. */
+    static Tuple2<Integer, InferenceRequest> last(RouterHarness h) {
+        List<Tuple2<Integer, InferenceRequest>> out = h.extractOutputValues();
+        return out.get(out.size() - 1);
+    }
+
+    @Test
+    void routingFollowsTheRunningParallelismWhicheverWayItChanged() throws Exception {
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2))) {
+            h.open();
+            // no plan: hash over the subtasks that run, whatever the job was built with
+            h.route("hash");
+            Tuple2<Integer, InferenceRequest> hashed = last(h);
+            assertThat(hashed.f0).isEqualTo(PlanRouter.HASH_ROUTE);
+            for (int n = 1; n <= 5; n++) {
+                assertThat(PlanRouter.subtask(hashed, n)).as("%d subtasks", n).isEqualTo(ModelPartitioner.hash(MODEL, n));
+            }
+            // a plan for 3 subtasks (the coordinator saw a rescale to 3) routes to the new subtask 2,
+            // which a router built for 2 would have dropped
+            h.control(ControlMessageCodec.encode(ControlMessage.of(1, 1, 3,
+                    List.of(new ModelRoute(MODEL, List.of(new RouteTarget(2, 1)), "scaled out")), List.of(), "p=3")));
+            h.route("planned");
+            Tuple2<Integer, InferenceRequest> planned = last(h);
+            assertThat(planned.f0).isEqualTo(2);
+            assertThat(PlanRouter.subtask(planned, 3)).isEqualTo(2);
+            // scaled in again before the next plan: subtask 2 is gone, the model's hash takes over
+            assertThat(PlanRouter.subtask(planned, 2)).isEqualTo(ModelPartitioner.hash(MODEL, 2));
+            // a plan that states no parallelism is read against the built one: target 2 of 2 is unusable
+            h.control(ControlMessageCodec.encode(ControlMessage.of(2, 2, 0,
+                    List.of(new ModelRoute(MODEL, List.of(new RouteTarget(2, 1)), "unstated")), List.of(), "p=0")));
+            h.route("unstated");
+            assertThat(last(h).f0).isEqualTo(PlanRouter.HASH_ROUTE);
+        }
     }
 
     private static PlanRouter verifyingRouter() {
