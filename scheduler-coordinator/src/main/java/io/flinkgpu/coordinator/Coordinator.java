@@ -95,7 +95,7 @@ public final class Coordinator {
     public Coordinator(ReadableConfig config, MetricSource source, PlanRealizer realizer, StateStore store,
             CoordinatorMetrics metrics, Clock clock, Rescaler rescaler) {
         this(source, demandEvaluator(config), PlacementStep.fromConfig(config),
-                ParallelismStep.fromConfig(config, rescaler), PublishPolicy.fromConfig(config), realizer, store,
+                ParallelismStep.fromConfig(config, rescaler, store), PublishPolicy.fromConfig(config), realizer, store,
                 metrics, clock);
     }
 

@@ -55,4 +55,42 @@ class ParallelismStepTest {
         assertThat(decisions).extracting(Decision::action).containsExactly("PARALLELISM", "HOLD");
         assertThat(decisions.get(1).reason()).contains("coordinator.parallelism.min-interval");
     }
+
+    @Test
+    void aRestartedCoordinatorWaitsOutTheIntervalFromItsStoredRescale(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path dir) {
+        List<Integer> rescales = new ArrayList<>();
+        List<Decision> decisions = new ArrayList<>();
+        try (io.flinkgpu.coordinator.state.StateStore store =
+                io.flinkgpu.coordinator.state.RocksDbStateStore.open(dir)) {
+            ParallelismStep step = new ParallelismStep(planner(), (job, vertex, p) -> rescales.add(p), store);
+            assertThat(step.rescale(SNAPSHOT, operatorBound(), NOW, false, decisions)).isTrue();
+            assertThat(store.rescales()).singleElement().satisfies(r -> {
+                assertThat(r.atMillis()).isEqualTo(NOW);
+                assertThat(r.from()).isEqualTo(2);
+                assertThat(r.to()).isEqualTo(4);
+            });
+        }
+        try (io.flinkgpu.coordinator.state.StateStore store =
+                io.flinkgpu.coordinator.state.RocksDbStateStore.open(dir)) {
+            // a new step on the reopened state: one minute later is within the 5-minute interval
+            ParallelismStep restarted = new ParallelismStep(planner(), (job, vertex, p) -> rescales.add(p), store);
+            assertThat(restarted.rescale(SNAPSHOT, operatorBound(), NOW + 60_000, false, decisions)).isFalse();
+            assertThat(rescales).containsExactly(4);
+            // and after the interval it may rescale again
+            assertThat(restarted.rescale(SNAPSHOT, operatorBound(), NOW + 6 * 60_000, false, decisions)).isTrue();
+            assertThat(store.rescales()).hasSize(2);
+        }
+    }
+
+    @Test
+    void withoutAStoreARestartForgetsTheLastRescale() {
+        List<Integer> rescales = new ArrayList<>();
+        List<Decision> decisions = new ArrayList<>();
+        new ParallelismStep(planner(), (job, vertex, p) -> rescales.add(p)).rescale(SNAPSHOT, operatorBound(), NOW,
+                false, decisions);
+        assertThat(new ParallelismStep(planner(), (job, vertex, p) -> rescales.add(p)).rescale(SNAPSHOT,
+                operatorBound(), NOW + 60_000, false, decisions)).isTrue();
+        assertThat(rescales).containsExactly(4, 4);
+    }
 }

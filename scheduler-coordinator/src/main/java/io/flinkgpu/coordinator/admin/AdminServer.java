@@ -55,6 +55,7 @@ import org.slf4j.LoggerFactory;
  * GET    /api/placements              model -> devices
  * GET    /api/plan                    the last plan (control-topic JSON)
  * GET    /api/decisions?limit=N       recent decisions with reasons
+ * GET    /api/rescales                the rescales the coordinator started (automatic and requested)
  * GET    /api/tenants                 DRF weights
  * GET    /api/tenants/usage           each tenant's share of the fleet at the last plan (cost split)
  * PUT    /api/tenants/{name}          {"weight": w}
@@ -305,6 +306,7 @@ public final class AdminServer implements AutoCloseable {
                 }
                 respond(ex, 200, "application/json", ControlMessageCodec.toJson(plan.get()).getBytes(StandardCharsets.UTF_8));
             }
+            case "GET /api/rescales" -> ok(ex, store.rescales());
             case "GET /api/decisions" -> {
                 int limit = 50;
                 String q = uri.getQuery();
@@ -351,9 +353,13 @@ public final class AdminServer implements AutoCloseable {
                     Thread.currentThread().interrupt();
                     throw new BadRequest(503, "interrupted");
                 }
-                store.appendDecisions(java.util.List.of(new io.flinkgpu.coordinator.plan.Decision(
-                        System.currentTimeMillis(), "RESCALE", null, null, "inference parallelism "
-                                + snapshot.parallelism() + " -> " + n.asInt() + " requested through the admin API")));
+                String why = "inference parallelism " + snapshot.parallelism() + " -> " + n.asInt()
+                        + " requested through the admin API";
+                long at = System.currentTimeMillis();
+                store.appendRescale(new io.flinkgpu.coordinator.plan.RescaleRecord(at, snapshot.parallelism(), n.asInt(),
+                        why));
+                store.appendDecisions(java.util.List.of(new io.flinkgpu.coordinator.plan.Decision(at, "RESCALE", null,
+                        null, why)));
                 ok(ex, Map.of("job", snapshot.jobId(), "vertex", snapshot.vertexId(), "parallelism", n.asInt()));
             }
             case "POST /api/resume" -> {

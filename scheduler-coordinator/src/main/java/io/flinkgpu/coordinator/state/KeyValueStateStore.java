@@ -40,6 +40,8 @@ public abstract class KeyValueStateStore implements StateStore {
     private static final String LATENCY = "latency/";
     private static final String DECISION = "decision/";
     private static final String MOVE = "move/";
+    private static final String RESCALE = "rescale/";
+    static final int MAX_RESCALES = 200;
     private static final String TENANT = "tenant/";
     private static final String PLACEMENT = "placement";
     private static final String EPOCH = "plan-epoch";
@@ -138,6 +140,18 @@ public abstract class KeyValueStateStore implements StateStore {
     @Override
     public synchronized void appendMoves(List<MoveRecord> moves) {
         appendBounded(MOVE, moves.stream().map(KeyValueStateStore::json).toList(), MAX_MOVES);
+    }
+
+    @Override
+    public synchronized List<io.flinkgpu.coordinator.plan.RescaleRecord> rescales() {
+        List<io.flinkgpu.coordinator.plan.RescaleRecord> out = new ArrayList<>();
+        scan(RESCALE).values().forEach(v -> out.add(read(v, io.flinkgpu.coordinator.plan.RescaleRecord.class)));
+        return out;
+    }
+
+    @Override
+    public synchronized void appendRescale(io.flinkgpu.coordinator.plan.RescaleRecord rescale) {
+        appendBounded(RESCALE, List.of(json(rescale)), MAX_RESCALES);
     }
 
     @Override

@@ -38,6 +38,11 @@ public interface StateStore extends AutoCloseable {
 
     void appendMoves(List<MoveRecord> moves);
 
+    // rescales of the inference vertex (the minimum interval between them holds across restarts)
+    List<io.flinkgpu.coordinator.plan.RescaleRecord> rescales();
+
+    void appendRescale(io.flinkgpu.coordinator.plan.RescaleRecord rescale);
+
     // plans
     /** The epoch of the last plan recorded, 0 before the first. */
     long lastEpoch();

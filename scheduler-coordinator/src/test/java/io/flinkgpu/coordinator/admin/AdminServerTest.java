@@ -140,6 +140,12 @@ class AdminServerTest {
         assertThat(rescaled).containsExactly("job/vertex=3");
         assertThat(coordinator.store().recentDecisions(1)).singleElement()
                 .satisfies(d -> assertThat(d.reason()).contains("inference parallelism 2 -> 3"));
+        // recorded as a rescale, so the automatic step waits its interval after it, even across a restart
+        assertThat(coordinator.store().rescales()).singleElement().satisfies(x -> {
+            assertThat(x.from()).isEqualTo(2);
+            assertThat(x.to()).isEqualTo(3);
+        });
+        assertThat(call("GET", "/api/rescales", null, READ_TOKEN).body().replaceAll("\\s", "")).contains("\"to\":3");
     }
 
     @Test
