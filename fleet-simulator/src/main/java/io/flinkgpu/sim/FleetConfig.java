@@ -41,14 +41,14 @@ public record FleetConfig(List<String> deviceKinds, long deviceMemoryBytes, Load
         return deviceKinds.size();
     }
 
-    /** {@code n} devices of one kind, A100-like memory, the library's default load time, a 5 s cycle. */
+    /**
+     * {@code n} devices of one kind with 38 GiB for models (an A100 40 GB less its CUDA context), the
+     * library's default load time, the coordinator's default interval (5 s) and planner settings, up
+     * to 8 models per device (the coordinator's default is 4).
+     */
     public static FleetConfig of(int n, String kind, double horizonSeconds, double warmupSeconds) {
-        PlannerSettings d = PlannerSettings.defaults();
         return new FleetConfig(Collections.nCopies(n, kind), 38L << 30, LoadTimeModel.parse(LoadTimeModel.DEFAULT_SPEC),
-                horizonSeconds, warmupSeconds, 5, 0, 0, 0.05, 8,
-                new PlannerSettings(0.85, d.hysteresis(), d.hotThreshold(), d.movePenalty(), d.minMoveIntervalMillis(),
-                        d.reversalWindowMillis(), d.maxReversalsPerWindow(), 4),
-                300);
+                horizonSeconds, warmupSeconds, 5, 0, 0, 0.05, 8, PlannerSettings.defaults(), 300);
     }
 
     public FleetConfig withKinds(List<String> kinds) {

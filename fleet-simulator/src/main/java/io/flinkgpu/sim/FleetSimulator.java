@@ -149,6 +149,7 @@ public final class FleetSimulator {
     private final Map<Integer, Histogram> windowLatency = new TreeMap<>();
     private final Map<Integer, Long> windowFailures = new TreeMap<>();
     private final boolean recordWindows;
+    private long pathLatencyNanos;
 
     public FleetSimulator(Workload workload, FleetConfig config, Policy policy, Calibration calibration) {
         this(workload, config, policy, calibration, false);
@@ -193,6 +194,15 @@ public final class FleetSimulator {
         for (int i = 0; i < m; i++) {
             hashDevice[i] = Math.floorMod(ids[i].name().hashCode(), devs.length);
         }
+    }
+
+    /**
+     * Adds a fixed latency to every response: the part of a real request's path the simulation has
+     * no model of (Kafka hops, Flink's network buffers), for comparisons with measured end-to-end runs.
+     */
+    public FleetSimulator withPathLatency(double ms) {
+        pathLatencyNanos = (long) (ms * 1e6);
+        return this;
     }
 
     // ---------------------------------------------------------------- devices
@@ -390,7 +400,7 @@ public final class FleetSimulator {
                 Req r = q.item();
                 responsesOut[model]++;
                 if (r.counted()) {
-                    long lat = now - r.arrivalNanos();
+                    long lat = now - r.arrivalNanos() + pathLatencyNanos;
                     answered++;
                     latencyUs.recordValue(Math.max(1, Math.min(lat / 1000, latencyUs.getHighestTrackableValue())));
                     boolean ok = lat <= (long) (s.sloMs() * 1e6);

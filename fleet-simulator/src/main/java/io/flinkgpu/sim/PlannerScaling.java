@@ -16,7 +16,7 @@ import java.util.SplittableRandom;
  * The planner's decision time against fleet size: {@link PlacementPlanner#plan} on D devices and M
  * models with Zipf loads summing to {@code load} x D, timed in real wall time, first from an empty
  * placement (a cold start) and then for steady cycles (the previous placement, loads perturbed by
- * +-20%), as the coordinator calls it every cycle.
+ * +-20%), as the coordinator calls it every cycle, with the default planner settings but up to 4 moves.
  */
 public final class PlannerScaling {
     /** One fleet size's timings (ms). */
@@ -42,7 +42,7 @@ public final class PlannerScaling {
             Arch a = Arch.values()[rnd.nextInt(Arch.values().length)];
             mem[i] = a == Arch.DLRM && rnd.nextDouble() < 0.3 ? 12L << 30 : a.memoryBytes();
         }
-        PlacementPlanner planner = new PlacementPlanner(new PlannerSettings(0.85, 0.15, 0.25, 0.1, 120_000, 600_000,
+        PlacementPlanner planner = new PlacementPlanner(new PlannerSettings(0.7, 0.15, 0.25, 0.1, 120_000, 600_000,
                 1, 4));
         List<ModelSpec> ms = specs(models, pop, total, load * devices, mem, rnd, 0);
         long t0 = System.nanoTime();
