@@ -69,6 +69,11 @@ public final class SimulationMain implements Callable<Integer> {
     @Option(names = "--scaling-models", defaultValue = "1000", description = "models of the cost curve (default: ${DEFAULT-VALUE})")
     int scalingModels;
 
+    @Option(names = "--long-tail-planner-max-models", defaultValue = "32",
+            description = "the long-tail trace also runs the planner with this coordinator.device.max-models (and "
+                    + "max_models_per_device); 0: not (default: ${DEFAULT-VALUE})")
+    int longTailPlannerMaxModels;
+
     @Option(names = "--threads", defaultValue = "2", description = "runs in parallel (default: ${DEFAULT-VALUE})")
     int threads;
 
@@ -107,8 +112,15 @@ public final class SimulationMain implements Callable<Integer> {
                 "horizon_s", horizon, "warmup_s", warmup));
 
         Map<String, Map<String, List<SimResult>>> traces = new LinkedHashMap<>();
-        traces.put("dedicated", sweep(pool, cal, fleet, loads, this::dedicatedSpec, List.of(Policy.values())));
-        traces.put("long-tail", sweep(pool, cal, fleet, longTailLoads, this::longTailSpec, List.of(Policy.values())));
+        traces.put("dedicated", sweep(pool, cal, fleet, loads, this::dedicatedSpec, List.of(Policy.values()), null));
+        Map<String, List<SimResult>> longTail = sweep(pool, cal, fleet, longTailLoads, this::longTailSpec,
+                List.of(Policy.values()), null);
+        if (longTailPlannerMaxModels > 0) {
+            FleetConfig more = fleet.withPlanner(fleet.planner(), longTailPlannerMaxModels);
+            longTail.putAll(sweep(pool, cal, more, longTailLoads, this::longTailSpec, List.of(Policy.PLANNER),
+                    variant()));
+        }
+        traces.put("long-tail", longTail);
         Map<String, Object> traceOut = new LinkedHashMap<>();
         traces.forEach((name, byPolicy) -> {
             Map<String, Object> t = new LinkedHashMap<>();
@@ -149,7 +161,8 @@ public final class SimulationMain implements Callable<Integer> {
         results.put("plots", plots);
         results.put("finished", Instant.now().toString());
 
-        List<Map<String, Object>> targets = Targets.evaluate(traces, scaling, validation);
+        List<Map<String, Object>> targets = Targets.evaluate(traces, scaling, validation,
+                longTailPlannerMaxModels > 0 ? variant() : null);
         ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         json.writeValue(out.resolve("results.json").toFile(), results);
         Map<String, Object> summary = new LinkedHashMap<>();
@@ -166,21 +179,27 @@ public final class SimulationMain implements Callable<Integer> {
         return 0;
     }
 
+    /** The label of the planner run with more models per device. */
+    String variant() {
+        return "planner-max-models-" + longTailPlannerMaxModels;
+    }
+
     private Map<String, List<SimResult>> sweep(ExecutorService pool, Calibration cal, FleetConfig fleet,
-            List<Double> ls, java.util.function.DoubleFunction<Workload.Spec> spec, List<Policy> policies)
+            List<Double> ls, java.util.function.DoubleFunction<Workload.Spec> spec, List<Policy> policies, String label)
             throws Exception {
         Map<String, List<Future<SimResult>>> futures = new LinkedHashMap<>();
         for (Policy p : policies) {
             for (double l : ls) {
                 Workload w = Workload.build(spec.apply(l), fleet.devices(), cal, "a100");
-                futures.computeIfAbsent(p.label(), k -> new ArrayList<>()).add(pool.submit(() -> {
+                String name = label != null ? label : p.label();
+                futures.computeIfAbsent(name, k -> new ArrayList<>()).add(pool.submit(() -> {
                     long t0 = System.nanoTime();
                     SimResult r = new FleetSimulator(w, fleet, p, cal).run();
-                    System.out.printf(Locale.ROOT, "%-12s load %.2f: attainment %.4f util %.3f goodput/GPU %.0f "
-                            + "p95 %.1f p99 %.1f swaps/min %.1f arrivals %d (%.1f s)%n", p.label(), l, r.attainment(),
+                    System.out.printf(Locale.ROOT, "%-24s load %.2f: attainment %.4f util %.3f goodput/GPU %.0f "
+                            + "p95 %.1f p99 %.1f swaps/min %.1f arrivals %d (%.1f s)%n", name, l, r.attainment(),
                             r.utilization(), r.goodputPerGpu(), r.p95Ms(), r.p99Ms(), r.swapsPerMinute(), r.arrivals(),
                             (System.nanoTime() - t0) / 1e9);
-                    return slim(r);
+                    return slim(r, name);
                 }));
             }
         }
@@ -196,11 +215,11 @@ public final class SimulationMain implements Callable<Integer> {
     }
 
     /** Without the per-plan log (kept only as a count). */
-    private static SimResult slim(SimResult r) {
+    private static SimResult slim(SimResult r, String name) {
         Map<String, Object> extra = new LinkedHashMap<>(r.extra());
         Object plans = extra.remove("plans");
         extra.put("plans_logged", plans instanceof List<?> l ? l.size() : 0);
-        return new SimResult(r.policy(), r.load(), r.devices(), r.models(), r.horizonSeconds(), r.warmupSeconds(),
+        return new SimResult(name, r.load(), r.devices(), r.models(), r.horizonSeconds(), r.warmupSeconds(),
                 r.arrivals(), r.answered(), r.withinSlo(), r.refused(), r.expired(), r.unrouted(), r.noRoom(),
                 r.inFlightAtEnd(), r.p50Ms(), r.p95Ms(), r.p99Ms(), r.attainment(), r.attainmentLatencyBound(),
                 r.attainmentThroughputBound(), r.utilization(), r.goodputPerGpu(), r.offeredPerSecond(),
@@ -214,7 +233,7 @@ public final class SimulationMain implements Callable<Integer> {
                 + longTailModels + " --horizon=" + fmt(horizon) + " --warmup=" + fmt(warmup) + " --loads="
                 + join(loads) + " --long-tail-loads=" + join(longTailLoads) + " --scaling-devices="
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
-                + scalingModels + "\"";
+                + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels + "\"";
     }
 
     private static String join(List<Double> xs) {

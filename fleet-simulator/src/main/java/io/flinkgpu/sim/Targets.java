@@ -25,7 +25,7 @@ final class Targets {
     }
 
     static List<Map<String, Object>> evaluate(Map<String, Map<String, List<SimResult>>> traces,
-            List<PlannerScaling.Point> scaling, RecoveryValidation.Outcome v) {
+            List<PlannerScaling.Point> scaling, RecoveryValidation.Outcome v, String longTailVariant) {
         List<Map<String, Object>> out = new ArrayList<>();
         Map<String, List<SimResult>> ded = traces.get("dedicated");
         SimResult planner = operatingPoint(ded.get(Policy.PLANNER.label()));
@@ -42,8 +42,18 @@ final class Targets {
         out.add(target("dedicated", "goodput_per_gpu_vs_static",
                 "planner's goodput per GPU / static's, each at its highest load meeting the goals", ratio, ">= 1.8",
                 Double.isFinite(ratio) && ratio >= 1.8));
-        for (Map.Entry<String, Map<String, List<SimResult>>> t : traces.entrySet()) {
-            SimResult p = operatingPoint(t.getValue().get(Policy.PLANNER.label()));
+        List<String[]> comparisons = new ArrayList<>();
+        for (String t : traces.keySet()) {
+            comparisons.add(new String[] {t, Policy.PLANNER.label()});
+        }
+        if (longTailVariant != null && traces.containsKey("long-tail")
+                && traces.get("long-tail").containsKey(longTailVariant)) {
+            comparisons.add(new String[] {"long-tail", longTailVariant});
+        }
+        for (String[] cmp : comparisons) {
+            Map.Entry<String, Map<String, List<SimResult>>> t = Map.entry(cmp[0], traces.get(cmp[0]));
+            String who = cmp[1];
+            SimResult p = operatingPoint(t.getValue().get(who));
             for (Policy b : Policy.values()) {
                 if (b == Policy.PLANNER || (b == Policy.STATIC && t.getKey().equals("dedicated"))) {
                     continue;
@@ -51,8 +61,9 @@ final class Targets {
                 SimResult o = operatingPoint(t.getValue().get(b.label()));
                 double r = p == null ? Double.NaN : o == null ? Double.POSITIVE_INFINITY
                         : p.goodputPerGpu() / o.goodputPerGpu();
-                out.add(target(t.getKey(), "goodput_per_gpu_vs_" + b.label(),
-                        "planner's goodput per GPU / " + b.label() + "'s, each at its highest load meeting the goals"
+                out.add(target(t.getKey(), (who.equals(Policy.PLANNER.label()) ? "" : who + "_") + "goodput_per_gpu_vs_"
+                        + b.label(), who + "'s goodput per GPU / " + b.label()
+                        + "'s, each at its highest load meeting the goals"
                                 + (o == null ? " (" + b.label() + " meets them at no load of the sweep)" : ""),
                         r, "> 1", Double.isFinite(r) ? r > 1 : p != null));
             }
