@@ -228,12 +228,12 @@ public final class SimulationMain implements Callable<Integer> {
     }
 
     String command() {
-        return "mvn -o -q -B -pl fleet-simulator -am compile exec:java -Dexec.args=\"--out=" + out + " --seed=" + seed
+        return "fleet-simulator/simulate.sh --out=" + out + " --seed=" + seed
                 + " --devices=" + devices + " --dedicated-models=" + dedicatedModels + " --long-tail-models="
                 + longTailModels + " --horizon=" + fmt(horizon) + " --warmup=" + fmt(warmup) + " --loads="
                 + join(loads) + " --long-tail-loads=" + join(longTailLoads) + " --scaling-devices="
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
-                + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels + "\"";
+                + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels;
     }
 
     private static String join(List<Double> xs) {
