@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 class ArchitectureRulesTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final List<String> MODULES = List.of("inference-contract", "gpu-operator-udf", "flink-job",
-            "scheduler-coordinator", "benchmarks");
+            "scheduler-coordinator", "fleet-simulator", "benchmarks");
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
     private static final Pattern IMPORT = Pattern.compile("^import (?:static )?([\\w.]+)(?:\\.\\*)?;", Pattern.MULTILINE);
 
@@ -140,10 +140,21 @@ class ArchitectureRulesTest {
     }
 
     @Test
+    void theSimulatorRunsTheLibraryAndTheCoordinatorWithoutFlink() {
+        Pattern none = Pattern.compile("(?!)");
+        List<String> found = new ArrayList<>();
+        for (String prefix : List.of("org.apache.flink", "io.flinkgpu.job", "io.flinkgpu.bench", "org.apache.kafka",
+                "io.flinkgpu.inference.operator", "io.flinkgpu.coordinator.realize.Kafka")) {
+            found.addAll(violations("fleet-simulator", none, prefix));
+        }
+        assertThat(found).isEmpty();
+    }
+
+    @Test
     void theLibraryKnowsNothingOfTheJobTheCoordinatorOrTheBenchmarks() {
         Pattern none = Pattern.compile("(?!)");
         List<String> found = new ArrayList<>();
-        for (String prefix : List.of("io.flinkgpu.job", "io.flinkgpu.coordinator", "io.flinkgpu.bench")) {
+        for (String prefix : List.of("io.flinkgpu.job", "io.flinkgpu.coordinator", "io.flinkgpu.bench", "io.flinkgpu.sim")) {
             found.addAll(violations("gpu-operator-udf", none, prefix));
             found.addAll(violations("inference-contract", none, prefix));
         }

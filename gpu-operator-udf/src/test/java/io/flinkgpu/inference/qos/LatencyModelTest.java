@@ -67,4 +67,21 @@ class LatencyModelTest {
         }
         assertThat(model.betaNanos()).isCloseTo(1_000_000, Percentage.withPercentage(1));
     }
+
+    @Test
+    void theMedianIsTheSortedMedianForEveryLengthAndWithTies() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(3);
+        for (int n = 1; n < 300; n++) {
+            double[] v = new double[n + 5];
+            for (int i = 0; i < v.length; i++) {
+                v[i] = rnd.nextInt(4) == 0 ? rnd.nextInt(5) : rnd.nextDouble() * 100 - 50; // many ties
+            }
+            double[] sorted = java.util.Arrays.copyOf(v, n);
+            java.util.Arrays.sort(sorted);
+            double expected = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            double[] before = v.clone();
+            assertThat(LatencyModel.median(v, n)).as("n = %d", n).isEqualTo(expected);
+            assertThat(v).as("input untouched").isEqualTo(before);
+        }
+    }
 }

@@ -322,11 +322,18 @@ public final class PlacementPlanner {
         return n;
     }
 
-    /** The placement being built, with per-device memory and load. */
+    /**
+     * The placement being built, with per-device memory and load. Indexed both ways (model to
+     * devices, device to models) with each device's memory kept as instances come and go, so a
+     * device's load or free memory costs its few models, not a scan of every model: the planner
+     * asks for them once per device for every instance it places.
+     */
     private static final class Working {
         final Map<String, DeviceSpec> devs;
         final Map<String, ModelSpec> mods;
         final SortedMap<String, SortedSet<String>> byModel = new TreeMap<>();
+        final Map<String, SortedSet<String>> byDevice = new java.util.HashMap<>();
+        final Map<String, Long> memoryUsed = new java.util.HashMap<>();
 
         Working(Map<String, DeviceSpec> devs, Map<String, ModelSpec> mods) {
             this.devs = devs;
@@ -334,16 +341,26 @@ public final class PlacementPlanner {
         }
 
         void add(String model, String device) {
-            byModel.computeIfAbsent(model, k -> new TreeSet<>()).add(device);
+            if (byModel.computeIfAbsent(model, k -> new TreeSet<>()).add(device)) {
+                byDevice.computeIfAbsent(device, k -> new TreeSet<>()).add(model);
+                ModelSpec m = mods.get(model);
+                memoryUsed.merge(device, m == null ? 0L : m.memoryBytes(), Long::sum);
+            }
         }
 
         void remove(String model, String device) {
             SortedSet<String> ds = byModel.get(model);
-            if (ds != null) {
-                ds.remove(device);
+            if (ds != null && ds.remove(device)) {
                 if (ds.isEmpty()) {
                     byModel.remove(model);
                 }
+                SortedSet<String> ms = byDevice.get(device);
+                ms.remove(model);
+                if (ms.isEmpty()) {
+                    byDevice.remove(device);
+                }
+                ModelSpec m = mods.get(model);
+                memoryUsed.merge(device, -(m == null ? 0L : m.memoryBytes()), Long::sum);
             }
         }
 
@@ -351,18 +368,14 @@ public final class PlacementPlanner {
             return byModel.getOrDefault(model, new TreeSet<>());
         }
 
+        /** The models on a device (a copy: callers may change the placement while they look). */
         SortedSet<String> models(String device) {
-            TreeSet<String> out = new TreeSet<>();
-            byModel.forEach((m, ds) -> {
-                if (ds.contains(device)) {
-                    out.add(m);
-                }
-            });
-            return out;
+            SortedSet<String> ms = byDevice.get(device);
+            return ms == null ? new TreeSet<>() : new TreeSet<>(ms);
         }
 
         long memory(String device) {
-            return models(device).stream().mapToLong(m -> mods.get(m).memoryBytes()).sum();
+            return memoryUsed.getOrDefault(device, 0L);
         }
 
         long freeMemory(String device) {
@@ -375,12 +388,17 @@ public final class PlacementPlanner {
         }
 
         double load(String device) {
-            return models(device).stream().mapToDouble(this::instanceLoad).sum();
+            SortedSet<String> ms = byDevice.get(device);
+            if (ms == null) {
+                return 0;
+            }
+            return ms.stream().mapToDouble(this::instanceLoad).sum(); // sorted, as before: the same sum
         }
 
         boolean fits(String model, String device) {
             DeviceSpec d = devs.get(device);
-            return freeMemory(device) >= mods.get(model).memoryBytes() && models(device).size() < d.maxModels();
+            SortedSet<String> ms = byDevice.get(device);
+            return freeMemory(device) >= mods.get(model).memoryBytes() && (ms == null ? 0 : ms.size()) < d.maxModels();
         }
 
         Placement placement() {

@@ -1,0 +1,87 @@
+package io.flinkgpu.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class FleetSimulatorTest {
+    @Test
+    void aRunIsDeterministicForItsSeed() {
+        SimResult a = Scenarios.run(Policy.PLANNER, 4, 12, 0.4, 7, 30);
+        SimResult b = Scenarios.run(Policy.PLANNER, 4, 12, 0.4, 7, 30);
+        SimResult c = Scenarios.run(Policy.PLANNER, 4, 12, 0.4, 8, 30);
+        assertThat(a.cycleWallMs()).isNotEmpty();
+        // everything but the real wall time of the coordinator's cycles
+        assertThat(a).usingRecursiveComparison().ignoringFields("cycleWallMs").isEqualTo(b);
+        assertThat(a.plansPublished()).isPositive();
+        assertThat(c.arrivalsHash()).isNotEqualTo(a.arrivalsHash());
+        assertThat(c.arrivals()).isNotEqualTo(a.arrivals());
+    }
+
+    @Test
+    void everyRequestIsAnsweredOrCountedAsDroppedUnderEveryPolicy() {
+        for (Policy p : Policy.values()) {
+            // overloaded and with more models than fit, so that every way of losing a request occurs somewhere
+            SimResult r = Scenarios.run(p, 4, 30, 1.1, 3, 30);
+            assertThat(r.arrivals()).as(p.label()).isPositive();
+            assertThat(r.inFlightAtEnd()).as(p.label()).isZero();
+            assertThat(r.conserved()).as("%s: %s", p.label(), r).isTrue();
+            assertThat(r.answered()).as(p.label()).isLessThanOrEqualTo(r.arrivals());
+            assertThat(r.withinSlo()).as(p.label()).isLessThanOrEqualTo(r.answered());
+        }
+    }
+
+    @Test
+    void staticNeverSwapsAndHoldsOneModelPerDevice() {
+        SimResult r = Scenarios.run(Policy.STATIC, 6, 4, 0.5, 1, 30);
+        assertThat(r.loads()).isZero();
+        assertThat(r.swapsPerMinute()).isZero();
+        assertThat(r.evictions()).isZero();
+        assertThat(r.maxModelsOnADevice()).isEqualTo(1);
+        assertThat(r.answered()).isPositive();
+    }
+
+    @Test
+    void staticWithMoreModelsThanDevicesLeavesTheTailUnrouted() {
+        SimResult r = Scenarios.run(Policy.STATIC, 3, 8, 0.3, 1, 30);
+        assertThat(r.unrouted()).isPositive();
+        assertThat(r.maxModelsOnADevice()).isEqualTo(1);
+    }
+
+    @Test
+    void noEvictionNeverEvictsNorLoadsAfterTheStart() {
+        Workload.Spec spec = new Workload.Spec(40, 1.0, "gamma", 2.0, 0.5, 40, 0.15, 0.5,
+                new double[] {0, 1, 0, 0, 0}, 1.0, 12L << 30, 2);
+        SimResult r = Scenarios.run(Policy.NO_EVICTION, 3, spec, 30);
+        assertThat(r.evictions()).isZero();
+        assertThat(r.loads()).isZero();
+        // 40 recommendation models of 12 GiB do not all fit on 3 x 38 GiB
+        assertThat(r.unrouted()).isPositive();
+    }
+
+    @Test
+    void lruCountNeverHoldsMoreThanThreeModelsPerReplicaAndEvictsToServeMore() {
+        SimResult r = Scenarios.run(Policy.LRU_COUNT, 3, 20, 0.4, 4, 30);
+        assertThat(r.maxModelsOnADevice()).isLessThanOrEqualTo(3);
+        assertThat(r.evictions()).isPositive();
+        assertThat(r.loads()).isPositive();
+    }
+
+    @Test
+    void lruMemoryHoldsMoreThanThreeWhenMemoryAllows() {
+        SimResult r = Scenarios.run(Policy.LRU_MEMORY, 3, 20, 0.4, 4, 30);
+        assertThat(r.maxModelsOnADevice()).isGreaterThan(3);
+    }
+
+    @Test
+    void thePlannerBeatsStaticOnASmallFleetWithShiftingLoad() {
+        // 6 devices, 6 models whose diurnal peaks are spread over the period: static's fixed split overloads
+        // whichever model peaks, the planner follows the load
+        Workload.Spec spec = new Workload.Spec(6, 1.0, "gamma", 2.0, 0.8, 40, 0.5, 0.55,
+                new double[] {0, 0, 0, 1, 1}, 0, 12L << 30, 11);
+        SimResult st = Scenarios.run(Policy.STATIC, 6, spec, 60);
+        SimResult pl = Scenarios.run(Policy.PLANNER, 6, spec, 60);
+        assertThat(pl.utilization()).isGreaterThan(st.utilization());
+        assertThat(pl.goodputPerGpu()).isGreaterThan(st.goodputPerGpu());
+    }
+}
