@@ -68,8 +68,8 @@ class AdaptiveRescaleRoutingEndToEndTest {
             JobClient job = TestJobs.start(config, 1, "adaptive-rescale-routing");
             try {
                 String jid = job.getJobID().toString();
+                awaitParallelism(jid, 2); // also waits until the job graph is there
                 String vertex = REST.vertexId(jid, "GPU inference");
-                awaitParallelism(jid, 2);
                 new AdaptiveSchedulerRescaler(REST.baseUrl(), Duration.ofSeconds(10)).setParallelism(jid, vertex, 3);
                 awaitParallelism(jid, 3);
                 assertThat(REST.vertex(jid, "Routed requests").orElseThrow().path("parallelism").asInt())
@@ -101,10 +101,15 @@ class AdaptiveRescaleRoutingEndToEndTest {
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         String last = "";
         while (System.nanoTime() < deadline) {
-            var v = REST.vertex(jid, "GPU inference");
-            var job = REST.json("/jobs/" + jid);
-            last = job.path("state").asText() + " " + v.map(n -> n.path("parallelism").asInt() + " "
-                    + n.path("status").asText()).orElse("?");
+            java.util.Optional<com.fasterxml.jackson.databind.JsonNode> v;
+            try {
+                v = REST.vertex(jid, "GPU inference");
+            } catch (AssertionError | java.io.IOException e) { // the job is not known to the REST API yet
+                last = e.getMessage();
+                Thread.sleep(200);
+                continue;
+            }
+            last = v.map(n -> n.path("parallelism").asInt() + " " + n.path("status").asText()).orElse("no vertex yet");
             if (v.isPresent() && v.get().path("parallelism").asInt() == parallelism
                     && "RUNNING".equals(v.get().path("status").asText())) {
                 return;

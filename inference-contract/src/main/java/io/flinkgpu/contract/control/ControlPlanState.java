@@ -72,7 +72,7 @@ public final class ControlPlanState {
             }
         } catch (InvalidControlMessageException e) {
             invalid++;
-            LOG.warn("Ignoring control record ({} invalid so far): {}", invalid, e.getMessage());
+            LOG.warn("Ignoring an invalid control record (counted as recordsInvalid): {}", e.getMessage());
             return Outcome.INVALID;
         }
         ControlMessage message;
@@ -80,7 +80,7 @@ public final class ControlPlanState {
             message = ControlMessageCodec.decode(planBytes);
         } catch (InvalidControlMessageException e) {
             invalid++;
-            LOG.warn("Ignoring control record ({} invalid so far): {}", invalid, e.getMessage());
+            LOG.warn("Ignoring an invalid control record (counted as recordsInvalid): {}", e.getMessage());
             return Outcome.INVALID;
         }
         return offer(message);
@@ -135,7 +135,7 @@ public final class ControlPlanState {
             ControlMessageCodec.validate(message);
         } catch (InvalidControlMessageException e) {
             invalid++;
-            LOG.warn("Ignoring control message ({} invalid so far): {}", invalid, e.getMessage());
+            LOG.warn("Ignoring an invalid control message (counted as recordsInvalid): {}", e.getMessage());
             return Outcome.INVALID;
         }
         if (current != null && message.epoch() <= current.epoch()) {
