@@ -122,7 +122,7 @@ public final class InferenceJob {
                 .setTopics(requestTopics)
                 .setGroupId(config.get(InferenceJobOptions.GROUP_ID))
                 .setStartingOffsets(startingOffsets(config.get(InferenceJobOptions.STARTING_OFFSETS)))
-                .setDeserializer(new RawRecordDeserializer())
+                .setDeserializer(new RawRecordDeserializer(tenants.mode() == TenantBinding.Mode.SIGNED))
                 .build();
 
         DataStream<KafkaRecord> records = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka requests")
@@ -415,15 +415,24 @@ public final class InferenceJob {
         }
     }
 
-    /** Keeps the raw bytes and their origin; decoding happens in the parser so failures become dead letters. */
+    /**
+     * Keeps the raw bytes and their origin; decoding happens in the parser so failures become dead
+     * letters. The tenant headers are read only where tenants are signed: no other binding uses them.
+     */
     static final class RawRecordDeserializer implements KafkaRecordDeserializationSchema<KafkaRecord> {
         private static final long serialVersionUID = 1L;
+        private final boolean tenantHeaders;
+
+        RawRecordDeserializer(boolean tenantHeaders) {
+            this.tenantHeaders = tenantHeaders;
+        }
 
         @Override
         public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<KafkaRecord> out) {
-            out.collect(new KafkaRecord(record.topic(), record.partition(), record.offset(), record.key(),
-                    record.value(), header(record, TenantBinding.TENANT_HEADER),
-                    header(record, TenantBinding.SIGNATURE_HEADER)));
+            out.collect(tenantHeaders
+                    ? new KafkaRecord(record.topic(), record.partition(), record.offset(), record.key(), record.value(),
+                            header(record, TenantBinding.TENANT_HEADER), header(record, TenantBinding.SIGNATURE_HEADER))
+                    : new KafkaRecord(record.topic(), record.partition(), record.offset(), record.key(), record.value()));
         }
 
         /** The last value of header {@code name} as UTF-8, or null. */

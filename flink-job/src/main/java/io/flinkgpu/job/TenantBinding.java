@@ -82,13 +82,7 @@ public final class TenantBinding implements Serializable {
     public static TenantBinding fromConfiguration(ReadableConfig config) {
         Map<String, String> all = config.toMap();
         Map<String, String> keys = Secrets.withPrefix(all, KEYS_PREFIX);
-        keys.forEach((tenant, ref) -> {
-            if (!ref.startsWith(Secrets.FILE_PREFIX) && !ref.startsWith(Secrets.ENV_PREFIX)) {
-                org.slf4j.LoggerFactory.getLogger(TenantBinding.class).warn("{}{} holds the key itself, and Flink's "
-                        + "configuration loader logs values of options whose name lacks 'secret' or 'password'; "
-                        + "prefer file:/path or env:NAME", KEYS_PREFIX, tenant);
-            }
-        });
+        keys.forEach((tenant, ref) -> Secrets.warnIfLiteral(KEYS_PREFIX + tenant, ref));
         return new TenantBinding(config.get(InferenceJobOptions.TENANT_BINDING),
                 Secrets.withPrefix(all, TOPICS_PREFIX), keys);
     }

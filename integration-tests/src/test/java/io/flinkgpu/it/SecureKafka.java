@@ -72,36 +72,17 @@ final class SecureKafka implements AutoCloseable {
                 .build();
         String client = nodes.brokerListenerName().value().toLowerCase(java.util.Locale.ROOT);
         String controller = nodes.controllerListenerName().value().toLowerCase(java.util.Locale.ROOT);
-        KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(nodes)
-                // the listeners' own JAAS entries, in place of the test kit's static JAAS file and its users
-                .setConfigProp("listener.name." + client + ".plain.sasl.jaas.config", clientListener + ";")
-                .setConfigProp("listener.name." + controller + ".plain.sasl.jaas.config", controllerListener + ";")
-                .setConfigProp("sasl.enabled.mechanisms", "PLAIN")
-                .setConfigProp("sasl.mechanism.inter.broker.protocol", "PLAIN")
-                .setConfigProp("sasl.mechanism.controller.protocol", "PLAIN")
-                .setConfigProp("authorizer.class.name", StandardAuthorizer.class.getName())
-                .setConfigProp("allow.everyone.if.no.acl.found", "false")
-                .setConfigProp("super.users", "User:" + BROKER)
-                .setConfigProp("offsets.topic.replication.factor", "1")
-                .setConfigProp("transaction.state.log.replication.factor", "1")
-                .setConfigProp("transaction.state.log.min.isr", "1")
-                .setConfigProp("group.initial.rebalance.delay.ms", "0")
-                .setConfigProp("message.max.bytes", String.valueOf(16 * 1024 * 1024))
-                .build();
-        java.io.PrintStream stdout = System.out;
-        try {
-            System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
-            try {
-                cluster.format();
-            } finally {
-                System.setOut(stdout);
-            }
-            cluster.startup();
-            cluster.waitForReadyBrokers();
-        } catch (Exception e) {
-            cluster.close();
-            throw e;
-        }
+        Map<String, String> security = new LinkedHashMap<>();
+        // the listeners' own JAAS entries, in place of the test kit's static JAAS file and its users
+        security.put("listener.name." + client + ".plain.sasl.jaas.config", clientListener + ";");
+        security.put("listener.name." + controller + ".plain.sasl.jaas.config", controllerListener + ";");
+        security.put("sasl.enabled.mechanisms", "PLAIN");
+        security.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+        security.put("sasl.mechanism.controller.protocol", "PLAIN");
+        security.put("authorizer.class.name", StandardAuthorizer.class.getName());
+        security.put("allow.everyone.if.no.acl.found", "false");
+        security.put("super.users", "User:" + BROKER);
+        KafkaClusterTestKit cluster = io.flinkgpu.job.local.EmbeddedKafka.startCluster(nodes, security);
         return new SecureKafka(cluster, passwords);
     }
 

@@ -61,7 +61,7 @@ public final class UpgradedInferenceJobMain {
                 .setTopics(config.get(InferenceJobOptions.REQUESTS_TOPIC))
                 .setGroupId(config.get(InferenceJobOptions.GROUP_ID))
                 .setStartingOffsets(OffsetsInitializer.earliest()) // only used without a savepoint
-                .setDeserializer(new InferenceJob.RawRecordDeserializer())
+                .setDeserializer(new InferenceJob.RawRecordDeserializer(false))
                 .build();
         DataStream<KafkaRecord> records = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka requests")
                 .uid(InferenceJob.UID_SOURCE);

@@ -20,31 +20,43 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
 
     public static EmbeddedKafka start() throws Exception {
-        KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
-                        .setCombined(true)
-                        .setNumBrokerNodes(1)
-                        .setNumControllerNodes(1)
-                        .build())
+        return new EmbeddedKafka(startCluster(new TestKitNodes.Builder()
+                .setCombined(true)
+                .setNumBrokerNodes(1)
+                .setNumControllerNodes(1)
+                .build(), Map.of()));
+    }
+
+    /**
+     * Formats and starts a test-kit cluster of {@code nodes} with the single-node settings every
+     * in-process broker here needs (replication factors 1, no group rebalance delay, 16 MiB
+     * records) plus {@code extra} (e.g. SASL and an authorizer), and waits for its brokers.
+     */
+    public static KafkaClusterTestKit startCluster(TestKitNodes nodes, Map<String, String> extra) throws Exception {
+        KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes)
                 .setConfigProp("offsets.topic.replication.factor", "1")
                 .setConfigProp("transaction.state.log.replication.factor", "1")
                 .setConfigProp("transaction.state.log.min.isr", "1")
                 .setConfigProp("group.initial.rebalance.delay.ms", "0")
-                .setConfigProp("message.max.bytes", String.valueOf(16 * 1024 * 1024))
-                .build();
+                .setConfigProp("message.max.bytes", String.valueOf(16 * 1024 * 1024));
+        extra.forEach(builder::setConfigProp);
+        KafkaClusterTestKit cluster = builder.build();
         java.io.PrintStream stdout = System.out;
         try {
             // Formatting prints its bootstrap metadata to stdout; keep the console for the summary.
             System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
-            cluster.format();
-            System.setOut(stdout);
+            try {
+                cluster.format();
+            } finally {
+                System.setOut(stdout);
+            }
             cluster.startup();
             cluster.waitForReadyBrokers();
         } catch (Exception e) {
-            System.setOut(stdout);
             cluster.close();
             throw e;
         }
-        return new EmbeddedKafka(cluster);
+        return cluster;
     }
 
     public String bootstrapServers() {

@@ -19,7 +19,6 @@ import org.apache.flink.configuration.ReadableConfig;
  */
 public final class ControlPlaneSettings implements Serializable {
     private static final long serialVersionUID = 1L;
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ControlPlaneSettings.class);
 
     private final TreeMap<String, String> verifyKeys;
     private final boolean requireSignature;
@@ -48,14 +47,8 @@ public final class ControlPlaneSettings implements Serializable {
         }
         ControlPlaneSettings settings = new ControlPlaneSettings(verifyKeys, require);
         settings.verifier(); // fail fast
-        verifyKeys.forEach((id, reference) -> {
-            if (!reference.startsWith(Secrets.FILE_PREFIX) && !reference.startsWith(Secrets.ENV_PREFIX)) {
-                LOG.warn("{}{} holds the key itself: it travels in the job graph, and Flink logs and shows values of "
-                        + "options whose name lacks 'secret' or 'password'; prefer {} or {}",
-                        GpuInferenceOptions.CONTROL_VERIFY_KEYS_PREFIX, id, Secrets.FILE_PREFIX + "/path",
-                        Secrets.ENV_PREFIX + "NAME");
-            }
-        });
+        verifyKeys.forEach((id, reference) ->
+                Secrets.warnIfLiteral(GpuInferenceOptions.CONTROL_VERIFY_KEYS_PREFIX + id, reference));
         return settings;
     }
 

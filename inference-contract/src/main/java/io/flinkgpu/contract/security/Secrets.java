@@ -11,13 +11,34 @@ import java.util.function.Function;
 /**
  * Secret values in configuration: {@code file:/path} (the file's content, without its trailing
  * line break), {@code env:NAME} (an environment variable), anything else as written. A reference
- * that cannot be read fails with the reference in the message, never the secret. Nothing here logs.
+ * that cannot be read fails with the reference in the message, never the secret. Nothing here logs a
+ * secret ({@link #warnIfLiteral} logs an option's name).
  */
 public final class Secrets {
     public static final String FILE_PREFIX = "file:";
     public static final String ENV_PREFIX = "env:";
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Secrets.class);
+
     private Secrets() {}
+
+    /** Whether {@code reference} names where a secret is ({@code file:} or {@code env:}) rather than holding it. */
+    public static boolean isReference(String reference) {
+        return reference != null && (reference.startsWith(FILE_PREFIX) || reference.startsWith(ENV_PREFIX));
+    }
+
+    /**
+     * Warns that option {@code option} holds a secret itself rather than a reference to it: such a
+     * value travels in the job graph, and Flink logs and shows the values of options whose name
+     * lacks 'secret' or 'password'. Logs the option's name only.
+     */
+    public static void warnIfLiteral(String option, String reference) {
+        if (!isReference(reference)) {
+            LOG.warn("{} holds the key itself: it travels in the job graph, and Flink logs and shows values of "
+                    + "options whose name lacks 'secret' or 'password'; prefer {}/path or {}NAME", option,
+                    FILE_PREFIX, ENV_PREFIX);
+        }
+    }
 
     /** The secret {@code reference} names, read now. */
     public static String resolve(String reference) {

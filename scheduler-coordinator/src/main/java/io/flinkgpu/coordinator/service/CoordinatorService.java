@@ -72,11 +72,8 @@ public final class CoordinatorService implements AutoCloseable {
                     config.get(CoordinatorOptions.CONTROL_TOPIC), timeout.multipliedBy(2),
                     CoordinatorOptions.kafkaClientProperties(config)).signedBy(signer.orElse(null));
             LOG.info("Plans are published {}", signer.map(p -> "signed under key id " + p.keyId()).orElse("unsigned"));
-            if (signer.isPresent() && !config.get(CoordinatorOptions.SIGNING_KEY).startsWith(Secrets.FILE_PREFIX)
-                    && !config.get(CoordinatorOptions.SIGNING_KEY).startsWith(Secrets.ENV_PREFIX)) {
-                LOG.warn("{} holds the key itself, and Flink's configuration loader logs values of options whose "
-                        + "name lacks 'secret' or 'password'; prefer file:/path or env:NAME",
-                        CoordinatorOptions.SIGNING_KEY.key());
+            if (signer.isPresent()) {
+                Secrets.warnIfLiteral(CoordinatorOptions.SIGNING_KEY.key(), config.get(CoordinatorOptions.SIGNING_KEY));
             }
             Optional<Rescaler> rescaler = Rescalers.create(CoordinatorOptions.rescalerSettings(config));
             Coordinator coordinator = new Coordinator(config, CoordinatorMain.collector(config), realizer, store,
