@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureRulesTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-    private static final List<String> MODULES = List.of("inference-contract", "gpu-operator-udf", "flink-job",
-            "scheduler-coordinator", "fleet-simulator", "benchmarks");
+    private static final List<String> MODULES = List.of("inference-contract", "gpu-operator-udf", "flink-sql",
+            "flink-job", "scheduler-coordinator", "fleet-simulator", "benchmarks");
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
     private static final Pattern IMPORT = Pattern.compile("^import (?:static )?([\\w.]+)(?:\\.\\*)?;", Pattern.MULTILINE);
 
@@ -154,7 +154,8 @@ class ArchitectureRulesTest {
     void theLibraryKnowsNothingOfTheJobTheCoordinatorOrTheBenchmarks() {
         Pattern none = Pattern.compile("(?!)");
         List<String> found = new ArrayList<>();
-        for (String prefix : List.of("io.flinkgpu.job", "io.flinkgpu.coordinator", "io.flinkgpu.bench", "io.flinkgpu.sim")) {
+        for (String prefix : List.of("io.flinkgpu.job", "io.flinkgpu.coordinator", "io.flinkgpu.bench", "io.flinkgpu.sim",
+                "io.flinkgpu.sql")) {
             found.addAll(violations("gpu-operator-udf", none, prefix));
             found.addAll(violations("inference-contract", none, prefix));
         }
