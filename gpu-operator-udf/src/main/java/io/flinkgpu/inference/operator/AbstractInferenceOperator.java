@@ -167,6 +167,11 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
      */
     protected abstract void deadLetter(IN input, InferenceRequest refusedAs, ErrorCode code, String reason);
 
+    /** The reason of the INTERNAL error of an input whose handling threw before it was answered. */
+    protected String failureReason(RuntimeException e) {
+        return e.getClass().getName() + ": " + e.getMessage();
+    }
+
     /** The reason of the INTERNAL error that replaces a successful answer whose emitting threw. */
     protected String emitFailureReason(RuntimeException e) {
         return "the response could not be serialized: " + e.getClass().getName() + ": " + e.getMessage();
@@ -373,7 +378,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     }
 
     private void recordFailed(IN input, RuntimeException e) {
-        String reason = e.getClass().getName() + ": " + e.getMessage();
+        String reason = failureReason(e);
         InferenceResponse failure = failureOf(input, new InferenceError(ErrorCode.INTERNAL, reason));
         LOG.warn("Handling request {} of model '{}' failed; answering INTERNAL", failure.id(), failure.modelName(), e);
         metrics.recordFailed();

@@ -77,19 +77,25 @@ public class EnrichmentOperator<T, R> extends AbstractInferenceOperator<T, R> {
     @Override
     protected InferenceRequest requestOf(T event) {
         List<Tensor> inputs;
-        RequestParameters parameters = null;
         try {
             inputs = enrichment.inputs().inputs(event);
-            if (enrichment.parameters() != null) {
-                parameters = enrichment.parameters().parameters(event);
-            }
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable e) {
-            throw UserFunctionException.threw(enrichment.parameters() == null ? "inputs" : "inputs or parameters", e);
+            throw UserFunctionException.threw("inputs", e);
         }
         if (inputs == null) {
             throw new UserFunctionException("the inputs function returned null", null);
+        }
+        RequestParameters parameters = null;
+        if (enrichment.parameters() != null) {
+            try {
+                parameters = enrichment.parameters().parameters(event);
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (Throwable e) {
+                throw UserFunctionException.threw("parameters", e);
+            }
         }
         // ids only name the request in logs and errors: answers go to their event, not by id
         return new InferenceRequest(idPrefix + sequence++, enrichment.model(), enrichment.version(), inputs,
@@ -126,6 +132,11 @@ public class EnrichmentOperator<T, R> extends AbstractInferenceOperator<T, R> {
     /** The failure side output already carries the event and its error: nothing more to dead-letter. */
     @Override
     protected void deadLetter(T event, InferenceRequest refusedAs, ErrorCode code, String reason) {}
+
+    @Override
+    protected String failureReason(RuntimeException e) {
+        return e instanceof UserFunctionException ? e.getMessage() : super.failureReason(e);
+    }
 
     @Override
     protected String emitFailureReason(RuntimeException e) {

@@ -119,7 +119,7 @@ class EnrichmentOperatorTest {
         assertThat(failed.get("too-large").code()).isEqualTo(ErrorCode.BATCH_TOO_LARGE);
         assertThat(failed.get("boom-inputs-1").code()).isEqualTo(ErrorCode.INTERNAL);
         assertThat(failed.get("boom-inputs-1").error().message())
-                .contains("the inputs or parameters function threw java.lang.IllegalStateException: inputs of boom-inputs-1");
+                .isEqualTo("the inputs function threw java.lang.IllegalStateException: inputs of boom-inputs-1");
         assertThat(failed.get("boom-combine-1").code()).isEqualTo(ErrorCode.INTERNAL);
         assertThat(failed.get("boom-combine-1").error().message())
                 .isEqualTo("the combine function threw java.io.IOException: combine of boom-combine-1");
