@@ -7,12 +7,14 @@ import io.flinkgpu.inference.admission.ValidationLimits;
 import java.time.Duration;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.OutputTag;
 
 /**
@@ -28,6 +30,9 @@ import org.apache.flink.util.OutputTag;
  * }</pre>
  *
  * Every request is answered, with outputs or with an error response carrying its reason.
+ *
+ * <p>A stream of any events can be enriched instead, each coming out with its model outputs (or
+ * on a failure side output with its error), see {@link #enrich(DataStream, Enrichment)}.
  */
 public final class GpuInference {
     public static final String DEFAULT_UID = "gpu-inference";
@@ -120,6 +125,62 @@ public final class GpuInference {
                 .uid(uid)
                 .name(name)
                 .setParallelism(p);
+    }
+
+    /**
+     * Enriches each event of {@code events} with the outputs of the enrichment's model: the
+     * event's inputs ({@link Enrichment.InputsFunction}) are batched and run like requests of
+     * {@link #apply(DataStream)}, by the same operator engine with the same settings, and the event
+     * with its successful response becomes the record the {@link Enrichment.CombineFunction} makes.
+     * An event that gets an error, or for which a function of the enrichment throws or returns
+     * null ({@code INTERNAL}), comes out on the side output {@link #enrichmentFailures} with the
+     * event and the error; the task never fails for an event. Checkpoints hold the events not yet
+     * answered, serialized as the stream's type, and a restore queues them again (at-least-once).
+     *
+     * <p>The operator's uid is this builder's uid followed by {@code -enrich-<model>} and its name
+     * this builder's name followed by the model (override them on the result with
+     * {@code uid(...)}, {@code name(...)}, as for two enrichments of one model). Enriched records
+     * carry no timestamp of their event; assign timestamps downstream where event time matters.
+     *
+     * @throws IllegalArgumentException where the enrichment has no result type ({@link Enrichment#returns})
+     * @throws org.apache.flink.api.common.InvalidProgramException where a function is not serializable
+     */
+    public <T, R> SingleOutputStreamOperator<R> enrich(DataStream<T> events, Enrichment<T, R> enrichment) {
+        TypeInformation<R> resultType = enrichment.resultType();
+        if (resultType == null) {
+            throw new IllegalArgumentException(enrichment + " has no result type: set it with returns(...)");
+        }
+        StreamExecutionEnvironment env = events.getExecutionEnvironment();
+        env.clean(enrichment.inputs());
+        env.clean(enrichment.combine());
+        if (enrichment.parameters() != null) {
+            env.clean(enrichment.parameters());
+        }
+        TypeInformation<T> eventType = events.getType();
+        TypeSerializer<T> eventSerializer = eventType.createSerializer(env.getConfig().getSerializerConfig());
+        String operatorName = name + " (enrich " + enrichment.model() + ")";
+        SingleOutputStreamOperator<R> enriched = events
+                .transform(operatorName, resultType, new EnrichmentOperatorFactory<>(settings, enrichment,
+                        eventSerializer, enrichmentFailures(eventType)))
+                .uid(uid + "-enrich-" + enrichment.model())
+                .name(operatorName);
+        if (parallelism > 0) {
+            enriched.setParallelism(parallelism);
+        }
+        return enriched;
+    }
+
+    /**
+     * The failure side output of {@link #enrich} for {@code events}: read it with
+     * {@code enriched.getSideOutput(GpuInference.enrichmentFailures(events))}.
+     */
+    public static <T> OutputTag<EnrichmentFailure<T>> enrichmentFailures(DataStream<T> events) {
+        return enrichmentFailures(events.getType());
+    }
+
+    /** The failure side output of {@link #enrich} for events of {@code eventType}. */
+    public static <T> OutputTag<EnrichmentFailure<T>> enrichmentFailures(TypeInformation<T> eventType) {
+        return new OutputTag<>(EnrichmentFailure.TAG_ID, EnrichmentFailure.typeOf(eventType));
     }
 
     /** Builds a {@link GpuInference}; unset values come from {@link GpuInferenceOptions}' defaults. */

@@ -1,320 +1,73 @@
 package io.flinkgpu.inference.operator;
 
-import io.flinkgpu.inference.admission.RequestAdmission;
-import io.flinkgpu.inference.batching.Batch;
-import io.flinkgpu.inference.model.BatchingConfig;
-import io.flinkgpu.inference.batching.DynamicBatcher;
-import io.flinkgpu.inference.batching.Ticker;
-import io.flinkgpu.inference.cache.ModelCache;
-import io.flinkgpu.inference.cache.ModelLease;
-import io.flinkgpu.inference.cache.ModelReloader;
-import io.flinkgpu.inference.device.Device;
-import io.flinkgpu.inference.device.DeviceLostException;
-import io.flinkgpu.inference.operator.resource.GpuExternalResourceDriverFactory;
-import io.flinkgpu.inference.execution.BatchIsolation;
-import io.flinkgpu.inference.operator.metrics.DeviceMetrics;
-import io.flinkgpu.inference.operator.metrics.InferenceMetrics;
-import io.flinkgpu.inference.model.ModelId;
-import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
-import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.Timings;
-import io.flinkgpu.inference.qos.LatencyModel;
-import io.flinkgpu.inference.qos.TenantGate;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.OptionalLong;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
-import org.apache.flink.api.common.operators.MailboxExecutor;
-import org.apache.flink.api.common.state.ListState;
-import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.runtime.state.StateInitializationContext;
-import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.BoundedOneInput;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
- * The inference operator. Requests queue in a {@link DynamicBatcher}; batches run on a small
- * pool of execution threads, never on the mailbox thread; results come back to the mailbox
- * thread and are emitted there. Every request is answered exactly once per run: with outputs,
- * or with an error response that says why.
+ * The inference operator: requests in, a response per request out (see
+ * {@link AbstractInferenceOperator} for batching, execution, backpressure and checkpoints).
+ * Every request is answered exactly once per run: with outputs, or with an error response that
+ * says why; requests refused as bad input, and those whose handling threw, also go to the side
+ * output {@link GpuInference#REFUSED}.
  *
- * <p>Checkpoints hold every request that has not been answered yet (queued or executing), and a
- * restore queues them again, so a failure loses nothing (responses emitted after the checkpoint
- * may be repeated: at-least-once, with request ids to detect duplicates). End of input drains
- * everything, so a bounded stream loses no tail. When a model's queue holds
- * {@code max_enqueued_batches} full batches the operator stops taking input until batches
- * complete, which Flink turns into backpressure on the source.
+ * <p>Checkpoints hold every request that has not been answered yet (queued or executing), as
+ * admitted (pinned to the version that serves it), in the state {@value #STATE_NAME} with the
+ * wire-format {@link CodecSerializer.RequestSerializer}; a restore queues them again (responses
+ * emitted after the checkpoint may be repeated: at-least-once, with request ids to detect
+ * duplicates).
  */
-public class GpuInferenceOperator extends AbstractStreamOperator<InferenceResponse>
-        implements OneInputStreamOperator<InferenceRequest, InferenceResponse>, BoundedOneInput {
+public class GpuInferenceOperator extends AbstractInferenceOperator<InferenceRequest, InferenceResponse> {
 
     private static final long serialVersionUID = 1L;
+    /** The pending requests' state; its name and serializer are fixed (savepoint compatibility). */
     static final String STATE_NAME = "gpu-inference-pending-requests";
-    /** Union state: each subtask's applied plan epoch and the models its LOAD commands pinned. */
-    static final String CONTROL_STATE_NAME = "gpu-inference-control";
-    /** The external resource name under which Flink hands out GPUs (external-resources: gpu). */
-    static final String GPU_RESOURCE = "gpu";
-
-    private final InferenceSettings settings;
-    private final transient MailboxExecutor mailbox;
-    private final transient Ticker ticker = Ticker.SYSTEM;
-
-    private transient ModelRepository repository;
-    private transient RequestAdmission admission;
-    private transient Device device;
-    private transient ModelCache cache;
-    private transient ModelReloader reloader;
-    private transient DynamicBatcher<Pending> batcher;
-    private transient ExecutorService executor;
-    private transient Map<Long, Executing> executing;
-    private transient long batchSequence;
-    private transient long timerAtMillis;
-    private transient ListState<InferenceRequest> pendingState;
-    private transient List<InferenceRequest> restored;
-    private transient InferenceMetrics metrics;
-    private transient ListState<String> controlState;
-    private transient List<String> restoredControl;
-    private transient ModelCommands commands;
-
-    /** An admitted request waiting for, or in, a batch. */
-    record Pending(RequestAdmission.Admitted admitted) {
-        InferenceRequest request() {
-            return admitted.request();
-        }
-
-        ModelRepository.ResolvedModel model() {
-            return admitted.model();
-        }
-    }
-
-    /** A batch handed to an execution thread, with the latency model's prediction for it. */
-    private record Executing(Batch<Pending> batch, long predictedNanos) {}
-
-    /**
-     * What an execution thread hands back: a response per request, whether the batch ran in one
-     * piece (only then does its time feed the latency model), or a fault that must fail the task.
-     */
-    private record Outcome(List<InferenceResponse> responses, boolean ranWhole, Throwable fatal) {}
 
     public GpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters, InferenceSettings settings) {
-        super(parameters);
-        this.settings = settings;
-        this.mailbox = parameters.getMailboxExecutor();
+        super(parameters, settings);
     }
 
     @Override
-    public void initializeState(StateInitializationContext context) throws Exception {
-        super.initializeState(context);
-        pendingState = context.getOperatorStateStore().getListState(
-                new ListStateDescriptor<>(STATE_NAME, CodecSerializer.RequestSerializer.INSTANCE));
-        controlState = context.getOperatorStateStore().getUnionListState(
-                new ListStateDescriptor<>(CONTROL_STATE_NAME, org.apache.flink.api.common.typeinfo.Types.STRING));
-        restored = new ArrayList<>();
-        restoredControl = new ArrayList<>();
-        if (context.isRestored()) {
-            for (InferenceRequest r : pendingState.get()) {
-                restored.add(r);
-            }
-            for (String c : controlState.get()) {
-                restoredControl.add(c);
-            }
-        }
+    protected String pendingStateName() {
+        return STATE_NAME;
     }
 
     @Override
-    public void open() throws Exception {
-        super.open();
-        int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-        repository = ModelRepository.open(Path.of(settings.modelRepository()));
-        device = settings.createDevice(subtask, assignedGpus());
-        DeviceMetrics deviceMetrics = new DeviceMetrics(getMetricGroup(), device);
-        cache = settings.createCache(device, deviceMetrics);
-        deviceMetrics.watch(cache);
-        // Hot reload: new default versions are loaded and warmed up on this device before they serve.
-        reloader = new ModelReloader(repository, cache)
-                .startPolling(settings.repositoryPollInterval(), "model-reload-" + subtask);
-        commands = new ModelCommands(subtask, repository, cache);
-        commands.registerMetrics(getMetricGroup());
-        commands.restore(restoredControl);
-        restoredControl.clear();
-        admission = new RequestAdmission(repository, settings.limits(),
-                config -> settings.batchingFor(config).maxBatchSize(), GpuInferenceOptions.MAX_BATCH_SIZE.key(),
-                new TenantGate(settings.tenants()), ticker::nanos);
-        batcher = new DynamicBatcher<>(
-                id -> {
-                    BatchingConfig effective = settings.batchingFor(repository.resolveConfig(id));
-                    LOG.info("Batching {} with {} (the model's dynamic_batching over the operator's defaults), {}",
-                            id, effective, repository.resolveConfig(id).scheduling());
-                    return effective;
-                },
-                id -> repository.resolveConfig(id).scheduling(),
-                admission::tenantWeight,
-                ticker);
-        executing = new LinkedHashMap<>();
-        timerAtMillis = Long.MAX_VALUE;
-        AtomicInteger threadNumber = new AtomicInteger();
-        String threadPrefix = "gpu-inference-" + subtask + "-";
-        executor = Executors.newFixedThreadPool(settings.executionThreads(), r -> {
-            Thread t = new Thread(r, threadPrefix + threadNumber.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        metrics = new InferenceMetrics(getMetricGroup(), batcher::queuedRequests, () -> executing.size(),
-                cache::loadedCount, new InferenceMetrics.ModelGauges() {
-                    @Override
-                    public long queuedSamples(ModelId model) {
-                        return batcher.queuedSamples(model);
-                    }
-
-                    @Override
-                    public LatencyModel latencyModel(ModelId model) {
-                        return batcher.latencyModel(model);
-                    }
-
-                    @Override
-                    public int batchCap(ModelId model) {
-                        return batcher.batchCap(model);
-                    }
-                });
-        if (!restored.isEmpty()) {
-            LOG.info("Re-queueing {} requests restored from the last checkpoint", restored.size());
-            for (InferenceRequest r : restored) {
-                acceptGuarded(r);
-            }
-            restored.clear();
-            dispatch();
-        }
-    }
-
-    /** This subtask's model cache (for tests). */
-    ModelCache cache() {
-        return cache;
-    }
-
-    /** This subtask's side of the coordinator's plans (for tests). */
-    ModelCommands commands() {
-        return commands;
-    }
-
-    /** CUDA ordinals that Flink's external-resource framework gave this TaskManager ("gpu"). */
-    private List<Integer> assignedGpus() {
-        List<Integer> ordinals = new ArrayList<>();
-        for (ExternalResourceInfo info : getRuntimeContext().getExternalResourceInfos(GPU_RESOURCE)) {
-            info.getProperty(GpuExternalResourceDriverFactory.GpuInfo.INDEX).ifPresent(index -> {
-                try {
-                    ordinals.add(Integer.parseInt(index.trim()));
-                } catch (NumberFormatException e) {
-                    LOG.warn("Ignoring GPU external resource with index '{}'", index);
-                }
-            });
-        }
-        return ordinals;
+    protected TypeSerializer<InferenceRequest> pendingSerializer() {
+        return CodecSerializer.RequestSerializer.INSTANCE;
     }
 
     @Override
-    public void processElement(StreamRecord<InferenceRequest> element) throws Exception {
-        InferenceRequest request = element.getValue();
-        // Backpressure: while the model has max_enqueued_batches full batches waiting, run mail
-        // (batch completions, timers) instead of taking more input.
-        while (batcher.isBackpressured() && !executing.isEmpty()) {
-            mailbox.yield();
-        }
-        acceptGuarded(request);
-        dispatch();
+    protected InferenceRequest requestOf(InferenceRequest request) {
+        return request;
     }
 
-    /**
-     * A plan the control plane's gate applied (see {@link ControlledGpuInferenceOperator}): this
-     * subtask's LOAD/UNLOAD commands of a plan newer than the one applied are carried out.
-     */
-    protected void processControl(byte[] record) {
-        try {
-            commands.offer(record);
-        } catch (RuntimeException e) {
-            if (isInfrastructureFault(e)) {
-                throw e;
-            }
-            // A control record, like a request, must not fail the task: it is ignored and counted.
-            LOG.warn("Applying a control record failed; ignoring it", e);
-            metrics.recordFailed();
-        }
+    /** A checkpoint keeps the request as admitted: pinned to the version that serves it. */
+    @Override
+    protected InferenceRequest checkpointed(InferenceRequest request, InferenceRequest admitted) {
+        return admitted;
     }
 
-    /**
-     * The last line of defence: nothing that one record does may fail the task. An exception
-     * while admitting or queueing it becomes an INTERNAL error response and a refusal carrying
-     * the exception; only faults of the infrastructure (device lost, out of memory) propagate.
-     */
-    private void acceptGuarded(InferenceRequest request) {
-        try {
-            accept(request);
-        } catch (RuntimeException e) {
-            if (isInfrastructureFault(e)) {
-                throw e;
-            }
-            recordFailed(request, e);
-        }
+    @Override
+    protected void collect(InferenceRequest request, InferenceResponse response) {
+        output.collect(new StreamRecord<>(response));
     }
 
-    /** Admits and queues one request, or answers it with its refusal (protected for fault-injection tests). */
-    protected void accept(InferenceRequest request) {
-        RequestAdmission.Decision decision = admission.admit(request);
-        if (decision instanceof RequestAdmission.Refused refused) {
-            metrics.requestIn(refused.model());
-            refuse(refused);
-            return;
-        }
-        RequestAdmission.Admitted a = (RequestAdmission.Admitted) decision;
-        ModelId id = a.model().id();
-        metrics.requestIn(id);
-        metrics.tenantRequestIn(id, a.tenant());
-        DynamicBatcher.Admission queued;
-        try {
-            queued = batcher.offer(a.key(), new Pending(a), a.samples(), a.scheduling());
-        } catch (RuntimeException e) {
-            admission.release(a);
-            throw e;
-        }
-        if (queued != DynamicBatcher.Admission.ACCEPTED) {
-            refuse(admission.refuseQueued(a, queued, a.model().config().scheduling().level(a.level()).maxQueueSize(),
-                    batcher.latencyModel(id).predictNanos(a.samples())));
-        }
+    @Override
+    protected InferenceResponse failureOf(InferenceRequest request, InferenceError error) {
+        return InferenceResponse.failure(request.id(), request.modelName(), request.modelVersion(), error,
+                Timings.NONE);
     }
 
-    /** Answers a refused request; bad input also goes to the refusals side output. */
-    private void refuse(RequestAdmission.Refused refused) {
-        InferenceRequest r = refused.request();
-        emit(InferenceResponse.failure(r.id(), r.modelName(), r.modelVersion(), refused.error(), Timings.NONE),
-                refused.model());
-        if (refused.badInput()) {
-            metrics.deadLettered();
-            output.collect(GpuInference.REFUSED, new StreamRecord<>(refusal(r, refused.code(),
-                    refused.error().message())));
-        }
-    }
-
-    private void recordFailed(InferenceRequest request, RuntimeException e) {
-        LOG.warn("Handling request {} of model '{}' failed; answering INTERNAL", request.id(), request.modelName(), e);
-        metrics.recordFailed();
-        String reason = e.getClass().getName() + ": " + e.getMessage();
-        emit(InferenceResponse.failure(request.id(), request.modelName(), request.modelVersion(),
-                new InferenceError(ErrorCode.INTERNAL, reason), Timings.NONE), null);
-        metrics.deadLettered();
-        output.collect(GpuInference.REFUSED, new StreamRecord<>(refusal(request, ErrorCode.INTERNAL, reason)));
+    @Override
+    protected void deadLetter(InferenceRequest request, InferenceRequest refusedAs, ErrorCode code, String reason) {
+        output.collect(GpuInference.REFUSED,
+                new StreamRecord<>(refusal(refusedAs != null ? refusedAs : request, code, reason)));
     }
 
     private static RefusedRequest refusal(InferenceRequest r, ErrorCode code, String reason) {
@@ -325,219 +78,5 @@ public class GpuInferenceOperator extends AbstractStreamOperator<InferenceRespon
             encoded = null;
         }
         return new RefusedRequest(code, reason, r.id(), r.modelName(), r.parameters().origin(), encoded);
-    }
-
-    /** Faults that a restart may cure and a record cannot cause: they fail the task. */
-    static boolean isInfrastructureFault(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof DeviceLostException || t instanceof VirtualMachineError) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Starts ready batches while execution threads are free; arms a timer for the next one. */
-    private void dispatch() {
-        while (executing.size() < settings.executionThreads()) {
-            Batch<Pending> batch = batcher.poll();
-            emitExpired();
-            if (batch == null) {
-                break;
-            }
-            submit(batch);
-        }
-        emitExpired();
-        armTimer();
-    }
-
-    /** Answers requests whose deadline passed in the queue (queue policy REJECT). */
-    private void emitExpired() {
-        for (Batch.Queued<Pending> q : batcher.takeExpired()) {
-            InferenceRequest r = q.item().request();
-            admission.release(q.item().admitted());
-            double waitedMs = (ticker.nanos() - q.enqueuedNanos()) / 1e6;
-            emit(InferenceResponse.failure(r.id(), r.modelName(), r.modelVersion(), new InferenceError(ErrorCode.TIMEOUT,
-                    String.format("deadline passed after %.1f ms in the queue", waitedMs)),
-                    new Timings(waitedMs, 0, 0)), q.item().model().id());
-        }
-    }
-
-    private void armTimer() {
-        OptionalLong next = batcher.nextReadyNanos();
-        if (next.isEmpty()) {
-            return;
-        }
-        long delayMillis = Math.max(0, (next.getAsLong() - ticker.nanos() + 999_999) / 1_000_000);
-        long at = getProcessingTimeService().getCurrentProcessingTime() + delayMillis;
-        if (at < timerAtMillis) {
-            timerAtMillis = at;
-            getProcessingTimeService().registerTimer(at, time -> {
-                if (time >= timerAtMillis) {
-                    timerAtMillis = Long.MAX_VALUE;
-                }
-                dispatch();
-            });
-        }
-    }
-
-    private void submit(Batch<Pending> batch) {
-        long seq = batchSequence++;
-        executing.put(seq, new Executing(batch, batcher.latencyModel(batch.key().model()).predictNanos(batch.samples())));
-        long dispatchedNanos = ticker.nanos();
-        executor.execute(() -> {
-            Outcome outcome = execute(batch, dispatchedNanos);
-            mailbox.execute(() -> complete(seq, batch, outcome), "gpu-inference batch results");
-        });
-    }
-
-    /** Runs on an execution thread. Never throws: failures become error responses or a fatal outcome. */
-    private Outcome execute(Batch<Pending> batch, long dispatchedNanos) {
-        List<Pending> items = batch.items();
-        ModelRepository.ResolvedModel model = items.get(0).model();
-        long started = ticker.nanos();
-        int n = items.size();
-        List<List<Tensor>> outputs = new ArrayList<>(java.util.Collections.nCopies(n, null));
-        InferenceError[] errors = new InferenceError[n];
-        boolean ranWhole = false;
-        try {
-            List<InferenceRequest> requests = new ArrayList<>(n);
-            for (Pending p : items) {
-                requests.add(p.request());
-            }
-            // The lease keeps the model on the device (never evicted) while this batch runs.
-            try (ModelLease lease = cache.acquire(model)) {
-                ranWhole = new BatchIsolation(lease.model()::run, settings.maxIsolatedCulprits())
-                        .run(requests, outputs, errors, metrics::isolated);
-            }
-        } catch (ModelCache.ModelLoadException e) {
-            java.util.Arrays.fill(errors, new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage()));
-        } catch (Throwable e) {
-            if (isInfrastructureFault(e)) {
-                return new Outcome(List.of(), false, e);
-            }
-            java.util.Arrays.fill(errors, new InferenceError(ErrorCode.INFERENCE_FAILED,
-                    e.getClass().getSimpleName() + ": " + e.getMessage()));
-        }
-        double inferenceMs = (ticker.nanos() - started) / 1e6;
-        List<InferenceResponse> responses = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            InferenceRequest r = items.get(i).request();
-            Timings timings = new Timings((dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6,
-                    inferenceMs, batch.samples());
-            responses.add(errors[i] == null
-                    ? InferenceResponse.success(r.id(), r.modelName(), model.id().version(), outputs.get(i), timings)
-                    : InferenceResponse.failure(r.id(), r.modelName(), model.id().version(), errors[i], timings));
-        }
-        return new Outcome(responses, ranWhole, null);
-    }
-
-    private void complete(long seq, Batch<Pending> batch, Outcome outcome) throws Exception {
-        if (outcome.fatal() != null) {
-            // Device lost or out of memory: the task restarts and re-runs the batch from its checkpoint.
-            throw new Exception("inference failed for a reason no request caused", outcome.fatal());
-        }
-        Executing done = executing.remove(seq);
-        ModelId id = batch.key().model();
-        List<InferenceResponse> responses = outcome.responses();
-        if (!responses.isEmpty()) {
-            double inferenceMs = responses.get(0).timings().inferenceMs();
-            metrics.batchCompleted(id, batch.samples(), inferenceMs);
-            if (outcome.ranWhole()) {
-                long actual = Math.round(inferenceMs * 1e6);
-                if (batcher.latencyModel(id).hasData()) {
-                    metrics.predicted(id, done.predictedNanos(), actual);
-                }
-                batcher.recordBatch(id, batch.samples(), actual);
-            }
-        }
-        for (int i = 0; i < responses.size(); i++) {
-            admission.release(batch.entries().get(i).item().admitted());
-            metrics.queued(id, responses.get(i).timings().queueMs());
-            emit(responses.get(i), id);
-        }
-        dispatch();
-    }
-
-    private void emit(InferenceResponse response, ModelId id) {
-        try {
-            output.collect(new StreamRecord<>(response));
-        } catch (RuntimeException e) {
-            // Serializing a response (e.g. an output the encoding cannot carry) must not fail the
-            // task: the caller gets an INTERNAL error instead, which always serializes.
-            if (isInfrastructureFault(e) || response.isError()) {
-                throw e;
-            }
-            LOG.warn("Emitting the response to {} failed; answering INTERNAL", response.id(), e);
-            metrics.recordFailed();
-            response = InferenceResponse.failure(response.id(), response.modelName(), response.modelVersion(),
-                    new InferenceError(ErrorCode.INTERNAL, "the response could not be serialized: "
-                            + e.getClass().getName() + ": " + e.getMessage()), response.timings());
-            output.collect(new StreamRecord<>(response));
-        }
-        metrics.responseOut(id, response.isError() ? response.error().code() : null);
-    }
-
-    @Override
-    public void snapshotState(StateSnapshotContext context) throws Exception {
-        super.snapshotState(context);
-        List<InferenceRequest> pending = new ArrayList<>(batcher.queuedRequests());
-        for (Executing e : executing.values()) {
-            for (Pending p : e.batch().items()) {
-                pending.add(p.request());
-            }
-        }
-        for (Batch.Queued<Pending> q : batcher.queued()) {
-            pending.add(q.item().request());
-        }
-        pendingState.update(pending);
-        controlState.update(commands.snapshot());
-    }
-
-    @Override
-    public void endInput() throws Exception {
-        drain();
-    }
-
-    @Override
-    public void finish() throws Exception {
-        drain();
-        super.finish();
-    }
-
-    /** Runs everything queued and waits for every executing batch. */
-    private void drain() throws InterruptedException {
-        List<Batch<Pending>> rest = batcher.flush();
-        emitExpired();
-        for (Batch<Pending> batch : rest) {
-            submit(batch);
-        }
-        while (!executing.isEmpty()) {
-            mailbox.yield();
-        }
-    }
-
-    @Override
-    public void close() throws Exception {
-        try {
-            if (reloader != null) {
-                reloader.close();
-            }
-            if (commands != null) {
-                commands.close();
-            }
-            if (executor != null) {
-                executor.shutdownNow();
-                executor.awaitTermination(10, TimeUnit.SECONDS);
-            }
-            if (cache != null) {
-                cache.close();
-            }
-            if (device != null) {
-                device.close();
-            }
-        } finally {
-            super.close();
-        }
     }
 }
