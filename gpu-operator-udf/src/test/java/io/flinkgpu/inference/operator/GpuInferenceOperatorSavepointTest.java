@@ -19,7 +19,6 @@ import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.OperatorSnapshotUtil;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -28,8 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * restores into this one and every request in it is answered. The snapshot was taken with eight
  * requests executing (a full batch whose results had not come back) and three queued.
  *
- * <p>{@code -Dflinkgpu.write-snapshots=true} rewrites the snapshot with the current build; do
- * that only for a deliberate change of the state's layout.
+ * <p>{@code -Dflinkgpu.write-snapshots=true} rewrites the committed snapshot with the current
+ * build; do that only for a deliberate change of the state's layout.
  */
 class GpuInferenceOperatorSavepointTest {
     static final String MODEL = GpuInferenceOperatorTest.MODEL;
@@ -72,7 +71,27 @@ class GpuInferenceOperatorSavepointTest {
 
     @Test
     void aSnapshotOfAnEarlierBuildRestoresAndEveryRequestInItIsAnswered() throws Exception {
-        OperatorSubtaskState snapshot = OperatorSnapshotUtil.readStateHandle(SNAPSHOT.toString());
+        restoresAndAnswersEveryRequest(SNAPSHOT);
+    }
+
+    /**
+     * The current build's own snapshot restores the same way. With
+     * {@code -Dflinkgpu.write-snapshots=true} it also replaces the committed one; do that only for
+     * a deliberate change of the state's layout.
+     */
+    @Test
+    void aSnapshotOfThisBuildRestoresTooAndEveryRequestInItIsAnswered(@TempDir Path dir) throws Exception {
+        Path written = dir.resolve("current.snapshot");
+        writeSnapshot(written);
+        restoresAndAnswersEveryRequest(written);
+        if (Boolean.getBoolean("flinkgpu.write-snapshots")) {
+            Files.createDirectories(SNAPSHOT.getParent());
+            Files.copy(written, SNAPSHOT, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    private void restoresAndAnswersEveryRequest(Path file) throws Exception {
+        OperatorSubtaskState snapshot = OperatorSnapshotUtil.readStateHandle(file.toString());
         try (var h = harness()) {
             h.setup();
             h.initializeState(snapshot);
@@ -95,7 +114,7 @@ class GpuInferenceOperatorSavepointTest {
             h.endInput();
             fresh = h.extractOutputValues();
         }
-        OperatorSubtaskState again = OperatorSnapshotUtil.readStateHandle(SNAPSHOT.toString());
+        OperatorSubtaskState again = OperatorSnapshotUtil.readStateHandle(file.toString());
         try (var h = harness()) {
             h.setup();
             h.initializeState(again);
@@ -108,9 +127,7 @@ class GpuInferenceOperatorSavepointTest {
         }
     }
 
-    @Test
-    @EnabledIfSystemProperty(named = "flinkgpu.write-snapshots", matches = "true")
-    void writeSnapshot() throws Exception {
+    private void writeSnapshot(Path target) throws Exception {
         List<InferenceRequest> requests = new ArrayList<>();
         for (String id : IDS) {
             requests.add(request(id));
@@ -124,7 +141,6 @@ class GpuInferenceOperatorSavepointTest {
             snapshot = h.snapshot(1L, 1L);
             assertThat(h.extractOutputValues()).isEmpty();
         }
-        Files.createDirectories(SNAPSHOT.getParent());
-        OperatorSnapshotUtil.writeStateHandle(snapshot, SNAPSHOT.toString());
+        OperatorSnapshotUtil.writeStateHandle(snapshot, target.toString());
     }
 }
