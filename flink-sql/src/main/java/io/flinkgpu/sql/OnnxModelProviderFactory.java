@@ -118,7 +118,7 @@ public final class OnnxModelProviderFactory implements ModelProviderFactory {
                 if (!known.contains(e.getKey())) {
                     throw new ValidationException("Model " + sqlName + ": unknown option '" + e.getKey()
                             + "'; options starting with 'inference.' are the library's runtime options "
-                            + "(see docs/CONFIGURATION.md)");
+                            + "(GpuInferenceOptions)");
                 }
                 runtime.setString(e.getKey(), e.getValue());
             }
