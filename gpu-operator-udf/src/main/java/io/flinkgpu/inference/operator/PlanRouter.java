@@ -126,11 +126,26 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
                 epoch = plan == null ? 0 : plan.epoch();
             }
             target = table.select(request.modelName());
+            request = splitVersion(request);
         } catch (RuntimeException e) {
             // A routing fault must not fail the task: the request is routed by hash instead.
             LOG.warn("Routing request {} by the plan failed; routing it by model hash", request.id(), e);
         }
         out.collect(Tuple2.of(target == RoutingTable.NO_ROUTE ? HASH_ROUTE : target, request));
+    }
+
+    /**
+     * A request that pins no version, of a model whose rollout the plan splits between versions,
+     * pinned to the version its id falls on; any other request as it is.
+     */
+    private InferenceRequest splitVersion(InferenceRequest request) {
+        if (tablePlan == null || tablePlan.versionSplits().isEmpty()
+                || (request.modelVersion() != null && !request.modelVersion().isEmpty())) {
+            return request;
+        }
+        return tablePlan.versionSplit(request.modelName())
+                .map(split -> request.withVersion(split.choose(request.id())))
+                .orElse(request);
     }
 
     /** The routing table of {@code plan}, read against the parallelism it was made for. */

@@ -160,6 +160,38 @@ class PlanRouterTest {
         }
     }
 
+    @Test
+    void aVersionSplitPinsUnpinnedRequestsByIdInProportionAndLeavesPinnedOnesAlone() throws Exception {
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2))) {
+            h.open();
+            ControlMessage split = plan(1, 0).withVersionSplits(List.of(new io.flinkgpu.contract.control.VersionSplit(
+                    MODEL, List.of(new io.flinkgpu.contract.control.VersionSplit.VersionWeight("1", 0.75),
+                            new io.flinkgpu.contract.control.VersionSplit.VersionWeight("2", 0.25)),
+                    "rollout 1 -> 2, 25%")));
+            h.control(ControlMessageCodec.encode(split));
+            int n = 4000;
+            Map<String, Integer> counts = new java.util.HashMap<>();
+            for (int i = 0; i < n; i++) {
+                h.route("req-" + i);
+                counts.merge(last(h).f1.modelVersion(), 1, Integer::sum);
+            }
+            assertThat(counts.keySet()).containsExactlyInAnyOrder("1", "2");
+            assertThat(counts.get("2") / (double) n).isBetween(0.22, 0.28);
+            // the same id meets the same version again (a retried request)
+            h.route("req-17");
+            String first = last(h).f1.modelVersion();
+            h.route("req-17");
+            assertThat(last(h).f1.modelVersion()).isEqualTo(first);
+            // a request that names its version keeps it
+            h.op().processElement1(new StreamRecord<>(request("pinned").withVersion("1")));
+            assertThat(last(h).f1.modelVersion()).isEqualTo("1");
+            // the next plan without a split: the version policy decides again
+            h.control(ControlMessageCodec.encode(plan(2, 0)));
+            h.route("after");
+            assertThat(last(h).f1.modelVersion()).isNull();
+        }
+    }
+
     private static PlanRouter verifyingRouter() {
         GpuInference g = GpuInference.builder().controlVerifyKey("k1", KEY).controlVerifyKey("k2",
                 "second-router-key-0123456789").build();

@@ -19,6 +19,8 @@ import java.util.Optional;
  * @param routes the routing table, one entry per model
  * @param commands load/unload commands for individual subtasks
  * @param reason why this plan exists (what changed)
+ * @param versionSplits per model, how requests that pin no version are split between versions
+ *     (a rollout in progress); absent for models served by their version policy
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record ControlMessage(
@@ -28,18 +30,30 @@ public record ControlMessage(
         int parallelism,
         List<ModelRoute> routes,
         List<SubtaskCommand> commands,
-        String reason) {
+        String reason,
+        List<VersionSplit> versionSplits) {
     public static final int SCHEMA_VERSION = 1;
 
     public ControlMessage {
         routes = routes == null ? List.of() : List.copyOf(routes);
         commands = commands == null ? List.of() : List.copyOf(commands);
+        versionSplits = versionSplits == null ? List.of() : List.copyOf(versionSplits);
     }
 
     /** A plan in the current schema. */
     public static ControlMessage of(long epoch, long issuedAtMillis, int parallelism, List<ModelRoute> routes,
             List<SubtaskCommand> commands, String reason) {
-        return new ControlMessage(SCHEMA_VERSION, epoch, issuedAtMillis, parallelism, routes, commands, reason);
+        return new ControlMessage(SCHEMA_VERSION, epoch, issuedAtMillis, parallelism, routes, commands, reason,
+                List.of());
+    }
+
+    /** This plan with {@code splits} as its version splits. */
+    public ControlMessage withVersionSplits(List<VersionSplit> splits) {
+        return new ControlMessage(schemaVersion, epoch, issuedAtMillis, parallelism, routes, commands, reason, splits);
+    }
+
+    public Optional<VersionSplit> versionSplit(String model) {
+        return versionSplits.stream().filter(v -> v.model().equals(model)).findFirst();
     }
 
     public Optional<ModelRoute> route(String model) {
@@ -48,6 +62,7 @@ public record ControlMessage(
 
     /** The same plan under another epoch (a coordinator re-publishing after a restart). */
     public ControlMessage withEpoch(long newEpoch) {
-        return new ControlMessage(schemaVersion, newEpoch, issuedAtMillis, parallelism, routes, commands, reason);
+        return new ControlMessage(schemaVersion, newEpoch, issuedAtMillis, parallelism, routes, commands, reason,
+                versionSplits);
     }
 }

@@ -107,6 +107,37 @@ public final class ControlMessageCodec {
                 }
             }
         }
+        Set<String> split = new HashSet<>();
+        for (VersionSplit v : m.versionSplits()) {
+            if (v == null) {
+                throw new InvalidControlMessageException("null version split");
+            }
+            checkName("version split model", v.model());
+            if (!split.add(v.model())) {
+                throw new InvalidControlMessageException("model '" + v.model() + "' has two version splits");
+            }
+            if (v.versions().isEmpty()) {
+                throw new InvalidControlMessageException("the version split of '" + v.model() + "' has no versions");
+            }
+            Set<String> versions = new HashSet<>();
+            for (VersionSplit.VersionWeight w : v.versions()) {
+                if (w == null) {
+                    throw new InvalidControlMessageException("null version in the split of '" + v.model() + "'");
+                }
+                checkName("version of '" + v.model() + "'", w.version());
+                if (!versions.add(w.version())) {
+                    throw new InvalidControlMessageException("the split of '" + v.model() + "' lists version "
+                            + w.version() + " twice");
+                }
+                if (!Double.isFinite(w.weight()) || w.weight() < 0) {
+                    throw new InvalidControlMessageException("weight of version " + w.version() + " of '"
+                            + v.model() + "' must be finite and not negative, got " + w.weight());
+                }
+            }
+            if (v.versions().stream().mapToDouble(VersionSplit.VersionWeight::weight).sum() <= 0) {
+                throw new InvalidControlMessageException("the split of '" + v.model() + "' has no positive weight");
+            }
+        }
         for (SubtaskCommand c : m.commands()) {
             if (c == null) {
                 throw new InvalidControlMessageException("null command");

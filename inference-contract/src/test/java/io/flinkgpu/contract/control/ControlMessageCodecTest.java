@@ -38,6 +38,24 @@ class ControlMessageCodecTest {
     }
 
     @Test
+    void roundTripsAVersionSplitAndSplitsByRequestIdInProportion() throws Exception {
+        ControlMessage plan = plan(8).withVersionSplits(List.of(new VersionSplit("fashion-mnist-cnn",
+                List.of(new VersionSplit.VersionWeight("1", 0.95), new VersionSplit.VersionWeight("2", 0.05)),
+                "rollout 1 -> 2, 5%")));
+        byte[] bytes = ControlMessageCodec.encode(plan);
+        assertThat(new String(bytes, StandardCharsets.UTF_8)).contains("\"version_splits\"");
+        ControlMessage back = ControlMessageCodec.decode(bytes);
+        assertThat(back).isEqualTo(plan);
+        VersionSplit split = back.versionSplit("fashion-mnist-cnn").orElseThrow();
+        int toB = 0;
+        for (int i = 0; i < 20_000; i++) {
+            toB += split.choose("req-" + i).equals("2") ? 1 : 0;
+        }
+        assertThat(toB / 20_000.0).isBetween(0.04, 0.06);
+        assertThat(plan(9).versionSplit("fashion-mnist-cnn")).isEmpty();
+    }
+
+    @Test
     void ignoresUnknownFieldsSoNewerCoordinatorsCanAddThem() throws Exception {
         ControlMessage m = ControlMessageCodec.decode(utf8("{\"schema_version\":1,\"epoch\":3,\"future\":{\"x\":1},"
                 + "\"routes\":[{\"model\":\"a\",\"targets\":[{\"subtask\":0,\"weight\":1,\"gpu\":\"x\"}]}]}"));
@@ -76,6 +94,17 @@ class ControlMessageCodecTest {
             {"{\"schema_version\":1,\"epoch\":1,\"commands\":[{\"subtask\":-1,\"action\":\"LOAD\",\"model\":\"a\"}]}",
                 "outside"},
             {"{\"schema_version\":1,\"epoch\":1,\"epoch\":2}", "malformed"},
+            {"{\"schema_version\":1,\"epoch\":1,\"version_splits\":[{\"model\":\"a\",\"versions\":[]}]}",
+                "has no versions"},
+            {"{\"schema_version\":1,\"epoch\":1,\"version_splits\":[{\"model\":\"a\",\"versions\":"
+                    + "[{\"version\":\"1\",\"weight\":-1}]}]}", "finite and not negative"},
+            {"{\"schema_version\":1,\"epoch\":1,\"version_splits\":[{\"model\":\"a\",\"versions\":"
+                    + "[{\"version\":\"1\",\"weight\":0}]}]}", "no positive weight"},
+            {"{\"schema_version\":1,\"epoch\":1,\"version_splits\":[{\"model\":\"a\",\"versions\":"
+                    + "[{\"version\":\"1\",\"weight\":1},{\"version\":\"1\",\"weight\":1}]}]}", "twice"},
+            {"{\"schema_version\":1,\"epoch\":1,\"version_splits\":[{\"model\":\"a\",\"versions\":"
+                    + "[{\"version\":\"1\",\"weight\":1}]},{\"model\":\"a\",\"versions\":"
+                    + "[{\"version\":\"2\",\"weight\":1}]}]}", "two version splits"},
             {"{\"schema_version\":1,\"epoch\":1} {}", "malformed"},
         };
         for (String[] c : cases) {
