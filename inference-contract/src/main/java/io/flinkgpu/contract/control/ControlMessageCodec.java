@@ -137,6 +137,13 @@ public final class ControlMessageCodec {
             if (v.versions().stream().mapToDouble(VersionSplit.VersionWeight::weight).sum() <= 0) {
                 throw new InvalidControlMessageException("the split of '" + v.model() + "' has no positive weight");
             }
+            if (v.shadow() != null) {
+                checkName("shadow version of '" + v.model() + "'", v.shadow());
+                if (!(v.shadowFraction() > 0 && v.shadowFraction() <= 1)) {
+                    throw new InvalidControlMessageException("shadow_fraction of '" + v.model()
+                            + "' must be in (0, 1], got " + v.shadowFraction());
+                }
+            }
         }
         for (SubtaskCommand c : m.commands()) {
             if (c == null) {

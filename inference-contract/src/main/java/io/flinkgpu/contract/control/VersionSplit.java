@@ -9,12 +9,29 @@ import java.util.List;
  * rollout: each request goes to one version, in proportion to the weights, chosen from the
  * request id (so a retried request meets the same version). Requests that name a version keep it.
  *
+ * <p>In shadow mode ({@code shadow} set) requests are answered by the split as usual, and a copy of
+ * a {@code shadowFraction} share of them (chosen from the id too) also goes to the shadow version;
+ * the shadow's answers are compared with the served ones and discarded, never returned.
+ *
  * @param reason why this split (e.g. "rollout 1 -> 2, step 2 of 4 (25%)")
+ * @param shadow the version that gets copies, or null
+ * @param shadowFraction the share of requests copied to {@code shadow}, in (0, 1]
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record VersionSplit(@JsonProperty(required = true) String model, List<VersionWeight> versions, String reason) {
+public record VersionSplit(@JsonProperty(required = true) String model, List<VersionWeight> versions, String reason,
+        String shadow, double shadowFraction) {
     public VersionSplit {
         versions = versions == null ? List.of() : List.copyOf(versions);
+    }
+
+    /** A split without a shadow. */
+    public VersionSplit(String model, List<VersionWeight> versions, String reason) {
+        this(model, versions, reason, null, 0);
+    }
+
+    /** Whether a copy of request {@code requestId} goes to the shadow version. */
+    public boolean shadows(String requestId) {
+        return shadow != null && unit(requestId == null ? "" : requestId + "#shadow") < shadowFraction;
     }
 
     /** One version's share of a split. */
@@ -31,14 +48,7 @@ public record VersionSplit(@JsonProperty(required = true) String model, List<Ver
         for (VersionWeight w : versions) {
             total += w.weight();
         }
-        // A 64-bit mix of the id's hash (String.hashCode alone clusters for ids like "req-1", "req-2").
-        long h = requestId == null ? 0 : requestId.hashCode();
-        h ^= h >>> 33;
-        h *= 0xff51afd7ed558ccdL;
-        h ^= h >>> 33;
-        h *= 0xc4ceb9fe1a85ec53L;
-        h ^= h >>> 33;
-        double point = ((h >>> 11) * 0x1.0p-53) * total;
+        double point = unit(requestId) * total;
         double upTo = 0;
         for (VersionWeight w : versions) {
             upTo += w.weight();
@@ -47,5 +57,16 @@ public record VersionSplit(@JsonProperty(required = true) String model, List<Ver
             }
         }
         return versions.get(versions.size() - 1).version();
+    }
+
+    /** A point in [0, 1) fixed by {@code id}: a 64-bit mix of its hash (String.hashCode alone clusters for "req-1", "req-2"). */
+    private static double unit(String id) {
+        long h = id == null ? 0 : id.hashCode();
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        return (h >>> 11) * 0x1.0p-53;
     }
 }
