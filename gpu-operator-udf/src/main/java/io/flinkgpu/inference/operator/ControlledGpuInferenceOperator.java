@@ -1,5 +1,6 @@
 package io.flinkgpu.inference.operator;
 
+import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
@@ -21,6 +22,42 @@ public class ControlledGpuInferenceOperator extends GpuInferenceOperator
     public ControlledGpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters,
             InferenceSettings settings) {
         super(parameters, settings);
+    }
+
+    /** Shadow rollouts: compares shadow copies' answers with the served ones and swallows them. */
+    private transient ShadowComparator shadows;
+
+    private ShadowComparator shadows() {
+        if (shadows == null) {
+            shadows = new ShadowComparator(getMetricGroup());
+        }
+        return shadows;
+    }
+
+    @Override
+    protected void processControl(byte[] record) {
+        super.processControl(record);
+        shadows().update(record);
+    }
+
+    @Override
+    protected void collect(InferenceRequest request, InferenceResponse response) {
+        if (shadows().answered(request, response)) {
+            super.collect(request, response);
+        }
+    }
+
+    /** A shadow copy is never dead-lettered: its served twin is, if it is bad input. */
+    @Override
+    protected void deadLetter(InferenceRequest request, InferenceRequest refusedAs, ErrorCode code, String reason) {
+        if (!PlanRouter.isShadow(request)) {
+            super.deadLetter(request, refusedAs, code, reason);
+        }
+    }
+
+    /** Answers waiting for their shadow twin (for tests). */
+    int shadowsWaiting() {
+        return shadows().waiting();
     }
 
     @Override

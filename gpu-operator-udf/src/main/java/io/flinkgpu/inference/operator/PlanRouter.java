@@ -116,6 +116,7 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
     public void processElement(InferenceRequest request, ReadOnlyContext ctx,
             Collector<Tuple2<Integer, InferenceRequest>> out) throws Exception {
         int target = RoutingTable.NO_ROUTE;
+        InferenceRequest shadow = null;
         try {
             byte[] source = ctx.getBroadcastState(PLAN_STATE).get(PLAN_KEY);
             if (source != tableSource) { // decode once per plan, not per request
@@ -125,13 +126,34 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
                 tableSource = source;
                 epoch = plan == null ? 0 : plan.epoch();
             }
+            if (isShadow(request)) {
+                request = request.withParameters(request.parameters().withOrigin(null)); // only the router makes shadows
+            }
             target = table.select(request.modelName());
-            request = splitVersion(request);
+            InferenceRequest served = splitVersion(request);
+            shadow = shadowOf(request, served);
+            request = served;
         } catch (RuntimeException e) {
             // A routing fault must not fail the task: the request is routed by hash instead.
             LOG.warn("Routing request {} by the plan failed; routing it by model hash", request.id(), e);
         }
-        out.collect(Tuple2.of(target == RoutingTable.NO_ROUTE ? HASH_ROUTE : target, request));
+        int to = target == RoutingTable.NO_ROUTE ? HASH_ROUTE : target;
+        out.collect(Tuple2.of(to, request));
+        if (shadow != null) {
+            // To the same subtask, after the served request: the subtask compares the two answers.
+            out.collect(Tuple2.of(to, shadow));
+        }
+    }
+
+    /**
+     * The origin that marks a shadow copy (a request the router copied to a rollout's shadow
+     * version, answered and compared, never returned). Requests arriving at the router never carry it.
+     */
+    public static final String SHADOW_ORIGIN = "\u0000shadow";
+
+    /** Whether {@code request} is a shadow copy made by the router. */
+    public static boolean isShadow(InferenceRequest request) {
+        return SHADOW_ORIGIN.equals(request.parameters().origin());
     }
 
     /**
@@ -146,6 +168,21 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         return tablePlan.versionSplit(request.modelName())
                 .map(split -> request.withVersion(split.choose(request.id())))
                 .orElse(request);
+    }
+
+    /**
+     * The shadow copy of {@code request} (as it arrived; {@code served} is it after the split) when the
+     * plan's split of its model has a shadow and this request's id is among the copied share; else null.
+     */
+    private InferenceRequest shadowOf(InferenceRequest request, InferenceRequest served) {
+        if (served == request || tablePlan == null) {
+            return null; // pinned by its sender, or no split: no shadow
+        }
+        return tablePlan.versionSplit(request.modelName())
+                .filter(split -> split.shadows(request.id()))
+                .map(split -> request.withVersion(split.shadow())
+                        .withParameters(request.parameters().withOrigin(SHADOW_ORIGIN)))
+                .orElse(null);
     }
 
     /** The routing table of {@code plan}, read against the parallelism it was made for. */

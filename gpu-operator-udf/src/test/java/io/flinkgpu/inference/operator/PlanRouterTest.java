@@ -192,6 +192,36 @@ class PlanRouterTest {
         }
     }
 
+    @Test
+    void aShadowSplitSendsACopyToTheShadowVersionOnTheSameSubtaskAndOnlyTheRouterMakesShadows() throws Exception {
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2))) {
+            h.open();
+            h.control(ControlMessageCodec.encode(plan(1, 1).withVersionSplits(List.of(
+                    new io.flinkgpu.contract.control.VersionSplit(MODEL,
+                            List.of(new io.flinkgpu.contract.control.VersionSplit.VersionWeight("1", 1)),
+                            "shadow 1 -> 2", "2", 1.0)))));
+            h.op().processElement1(new StreamRecord<>(request("s1")));
+            List<Tuple2<Integer, InferenceRequest>> out = h.extractOutputValues();
+            assertThat(out).hasSize(2);
+            assertThat(out.get(0).f1.modelVersion()).isEqualTo("1");
+            assertThat(PlanRouter.isShadow(out.get(0).f1)).isFalse();
+            assertThat(out.get(1).f1.modelVersion()).isEqualTo("2");
+            assertThat(PlanRouter.isShadow(out.get(1).f1)).isTrue();
+            assertThat(out.get(1).f1.id()).isEqualTo("s1");
+            assertThat(out.get(1).f0).isEqualTo(out.get(0).f0);
+            // pinned: served as pinned, no shadow
+            h.op().processElement1(new StreamRecord<>(request("s2").withVersion("1")));
+            assertThat(h.extractOutputValues()).hasSize(3);
+            // a request that arrives marked as a shadow is an ordinary request (and gets its own shadow)
+            h.op().processElement1(new StreamRecord<>(request("forged").withParameters(
+                    RequestParameters.DEFAULTS.withOrigin(PlanRouter.SHADOW_ORIGIN))));
+            out = h.extractOutputValues();
+            assertThat(out).hasSize(5);
+            assertThat(PlanRouter.isShadow(out.get(3).f1)).isFalse();
+            assertThat(PlanRouter.isShadow(out.get(4).f1)).isTrue();
+        }
+    }
+
     private static PlanRouter verifyingRouter() {
         GpuInference g = GpuInference.builder().controlVerifyKey("k1", KEY).controlVerifyKey("k2",
                 "second-router-key-0123456789").build();

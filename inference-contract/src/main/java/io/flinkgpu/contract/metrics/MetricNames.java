@@ -47,6 +47,10 @@ public final class MetricNames {
     public static final String BATCH_CAP = "batchCap";
     public static final String LATENCY_MODEL_ALPHA_US = "latencyModelAlphaUs";
     public static final String LATENCY_MODEL_BETA_US = "latencyModelBetaUs";
+    /** Of a shadow version: its answers compared with the served version's answers to the same requests. */
+    public static final String SHADOW_COMPARED = "shadowCompared";
+    /** Of a shadow version: compared answers that differ from the served ones (outputs or outcome). */
+    public static final String SHADOW_DISAGREED = "shadowDisagreed";
 
     // Per device.
     public static final String MODEL_LOADS = "modelLoads";
