@@ -10,7 +10,6 @@ import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
-import io.flinkgpu.inference.qos.LatencyModel;
 import io.flinkgpu.inference.service.InferenceService;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -132,22 +131,8 @@ public final class OnnxPredictFunction extends AsyncPredictFunction {
             service = InferenceService.acquire(spec.settings(), subtask);
             InferenceService s = service;
             metrics = new InferenceMetrics(context.getMetricGroup(), s::queuedRequests, s::executingBatches,
-                    () -> s.cache().loadedCount(), new InferenceMetrics.ModelGauges() {
-                        @Override
-                        public long queuedSamples(ModelId model) {
-                            return s.queuedSamples(model);
-                        }
-
-                        @Override
-                        public LatencyModel latencyModel(ModelId model) {
-                            return s.latencyModel(model);
-                        }
-
-                        @Override
-                        public int batchCap(ModelId model) {
-                            return s.batchCap(model);
-                        }
-                    });
+                    () -> s.cache().loadedCount(),
+                    InferenceMetrics.ModelGauges.of(s::queuedSamples, s::latencyModel, s::batchCap));
             deviceMetrics = new DeviceMetrics(context.getMetricGroup(), s.device()).watch(s.cache());
             s.addCacheListener(deviceMetrics);
             InferenceMetrics m = metrics;

@@ -22,7 +22,6 @@ import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.Timings;
-import io.flinkgpu.inference.qos.LatencyModel;
 import io.flinkgpu.inference.qos.TenantGate;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -242,22 +241,8 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             return t;
         });
         metrics = new InferenceMetrics(getMetricGroup(), batcher::queuedRequests, () -> executing.size(),
-                cache::loadedCount, new InferenceMetrics.ModelGauges() {
-                    @Override
-                    public long queuedSamples(ModelId model) {
-                        return batcher.queuedSamples(model);
-                    }
-
-                    @Override
-                    public LatencyModel latencyModel(ModelId model) {
-                        return batcher.latencyModel(model);
-                    }
-
-                    @Override
-                    public int batchCap(ModelId model) {
-                        return batcher.batchCap(model);
-                    }
-                });
+                cache::loadedCount, InferenceMetrics.ModelGauges.of(batcher::queuedSamples, batcher::latencyModel,
+                        batcher::batchCap));
         if (!restored.isEmpty()) {
             LOG.info("Re-queueing {} requests restored from the last checkpoint", restored.size());
             for (IN r : restored) {

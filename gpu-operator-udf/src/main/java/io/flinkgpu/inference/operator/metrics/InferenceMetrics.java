@@ -47,6 +47,28 @@ public final class InferenceMetrics {
         default int batchCap(ModelId model) {
             return 0;
         }
+
+        /** Gauges that read these three functions (of a batcher, or of a runtime holding one). */
+        static ModelGauges of(java.util.function.ToLongFunction<ModelId> queuedSamples,
+                java.util.function.Function<ModelId, LatencyModel> latencyModel,
+                java.util.function.ToIntFunction<ModelId> batchCap) {
+            return new ModelGauges() {
+                @Override
+                public long queuedSamples(ModelId model) {
+                    return queuedSamples.applyAsLong(model);
+                }
+
+                @Override
+                public LatencyModel latencyModel(ModelId model) {
+                    return latencyModel.apply(model);
+                }
+
+                @Override
+                public int batchCap(ModelId model) {
+                    return batchCap.applyAsInt(model);
+                }
+            };
+        }
     }
 
     public InferenceMetrics(MetricGroup operatorGroup, LongSupplier queuedRequests, LongSupplier inFlightBatches,
