@@ -47,6 +47,12 @@ public final class MetricNames {
     public static final String BATCH_CAP = "batchCap";
     public static final String LATENCY_MODEL_ALPHA_US = "latencyModelAlphaUs";
     public static final String LATENCY_MODEL_BETA_US = "latencyModelBetaUs";
+    /**
+     * 1 while the version is loaded and ready on the subtask's device, else 0: registered as soon
+     * as a load completes (before the version's first request), so the coordinator can route a
+     * new replica once its load is done.
+     */
+    public static final String LOADED = "loaded";
 
     // Per device.
     public static final String MODEL_LOADS = "modelLoads";

@@ -5,8 +5,8 @@ import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.qos.LatencyModel;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
@@ -31,7 +31,8 @@ public final class InferenceMetrics {
     private final Counter isolatedRequests;
     private final Counter isolationRuns;
     private final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
-    private final Map<ModelId, ModelMetrics> models = new HashMap<>();
+    /** Concurrent: {@link #track} runs on the thread that completed a load, the rest on the mailbox thread. */
+    private final Map<ModelId, ModelMetrics> models = new ConcurrentHashMap<>();
     private final ModelGauges gauges;
 
     /** Live values the gauges read. */
@@ -46,6 +47,11 @@ public final class InferenceMetrics {
         /** The current batch size cap (AIMD), or the max batch size. */
         default int batchCap(ModelId model) {
             return 0;
+        }
+
+        /** Whether the version is loaded and ready on this subtask's device (the {@code loaded} gauge). */
+        default boolean loaded(ModelId model) {
+            return false;
         }
     }
 
@@ -98,11 +104,23 @@ public final class InferenceMetrics {
                 LatencyModel m = gauges.latencyModel(id);
                 return m == null ? 0.0 : m.betaNanos() / 1000;
             });
+            modelGroup.gauge(MetricNames.LOADED, () -> gauges.loaded(id) ? 1 : 0);
         }
     }
 
     private ModelMetrics model(ModelId id) {
         return models.computeIfAbsent(id, ModelMetrics::new);
+    }
+
+    /**
+     * Registers the version's metrics now if it has none yet: called when a load completes, so
+     * that its {@code loaded} gauge is there before its first request (a LOAD ahead of traffic).
+     * Safe from any thread.
+     */
+    public void track(ModelId id) {
+        if (id != null) {
+            model(id);
+        }
     }
 
     public void requestIn(ModelId id) {
