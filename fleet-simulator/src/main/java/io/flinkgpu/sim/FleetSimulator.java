@@ -144,6 +144,8 @@ public final class FleetSimulator {
     private long withinThr;
     private long arrivalsHash = 1125899906842597L;
     private long loadsInWindow;
+    /** Requests in the window the plan routed to a device that did not have the model loaded (yet). */
+    private long routedToUnloaded;
     private long evictionsAtWarmup = -1;
     private int maxModelsOnADevice;
     private final Histogram latencyUs = new Histogram(3_600_000_000L, 3);
@@ -704,6 +706,10 @@ public final class FleetSimulator {
                             failed(new Req(m, e.t, true));
                         }
                     } else {
+                        if (counted && policy == Policy.PLANNER && table != null && table.routes(ids[m].name())
+                                && !devs[d].cache.isLoaded(ids[m])) {
+                            routedToUnloaded++;
+                        }
                         devs[d].offer(new Req(m, e.t, counted));
                     }
                     double next = streams.get(m).next();
@@ -771,6 +777,7 @@ public final class FleetSimulator {
         double util = busy / 1e9 / (window * devs.length);
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("plans", planLog);
+        extra.put("plan_routed_to_unloaded", routedToUnloaded);
         if (recordWindows) {
             Map<Integer, Double> p99 = new TreeMap<>();
             windowLatency.forEach((w, h) -> p99.put(w, h.getValueAtPercentile(99) / 1000.0));

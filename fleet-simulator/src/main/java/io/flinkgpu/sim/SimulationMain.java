@@ -79,6 +79,11 @@ public final class SimulationMain implements Callable<Integer> {
                     + "reported (false: routes change with the plan, as before the option) (default: ${DEFAULT-VALUE})")
     boolean warmBeforeRoute;
 
+    @Option(names = "--dedicated-route-at-once", arity = "1", defaultValue = "true",
+            description = "with --warm-before-route, the dedicated trace also runs the planner with it off, the series "
+                    + "planner-route-at-once (default: ${DEFAULT-VALUE})")
+    boolean dedicatedRouteAtOnce;
+
     @Option(names = "--threads", defaultValue = "2", description = "runs in parallel (default: ${DEFAULT-VALUE})")
     int threads;
 
@@ -121,7 +126,13 @@ public final class SimulationMain implements Callable<Integer> {
         results.put("fleet", fleetOut);
 
         Map<String, Map<String, List<SimResult>>> traces = new LinkedHashMap<>();
-        traces.put("dedicated", sweep(pool, cal, fleet, loads, this::dedicatedSpec, List.of(Policy.values()), null));
+        Map<String, List<SimResult>> dedicated = sweep(pool, cal, fleet, loads, this::dedicatedSpec,
+                List.of(Policy.values()), null);
+        if (warmBeforeRoute && dedicatedRouteAtOnce) {
+            dedicated.putAll(sweep(pool, cal, fleet.withWarmRouting(false, fleet.warmTimeoutSeconds()), loads,
+                    this::dedicatedSpec, List.of(Policy.PLANNER), ROUTE_AT_ONCE));
+        }
+        traces.put("dedicated", dedicated);
         Map<String, List<SimResult>> longTail = sweep(pool, cal, fleet, longTailLoads, this::longTailSpec,
                 List.of(Policy.values()), null);
         if (longTailPlannerMaxModels > 0) {
@@ -188,6 +199,9 @@ public final class SimulationMain implements Callable<Integer> {
         return 0;
     }
 
+    /** The label of the planner run with coordinator.plan.warm-before-route off. */
+    static final String ROUTE_AT_ONCE = "planner-route-at-once";
+
     /** The label of the planner run with more models per device. */
     String variant() {
         return "planner-max-models-" + longTailPlannerMaxModels;
@@ -243,7 +257,7 @@ public final class SimulationMain implements Callable<Integer> {
                 + join(loads) + " --long-tail-loads=" + join(longTailLoads) + " --scaling-devices="
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
                 + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels
-                + " --warm-before-route=" + warmBeforeRoute;
+                + " --warm-before-route=" + warmBeforeRoute + " --dedicated-route-at-once=" + dedicatedRouteAtOnce;
     }
 
     private static String join(List<Double> xs) {
