@@ -1,5 +1,6 @@
 package io.flinkgpu.sim;
 
+import io.flinkgpu.coordinator.CoordinatorOptions;
 import io.flinkgpu.coordinator.plan.PlannerSettings;
 import io.flinkgpu.inference.device.LoadTimeModel;
 import java.util.ArrayList;
@@ -23,16 +24,19 @@ import java.util.List;
  *     {@code max_models_per_device}
  * @param planner the planner's settings ({@code coordinator.plan.*})
  * @param evictionTimeoutSeconds the planner fleet's cache {@code eviction_timeout} (0: off)
+ * @param warmBeforeRoute the coordinator's {@code coordinator.plan.warm-before-route}
+ * @param warmTimeoutSeconds its {@code coordinator.plan.warm-timeout}
  */
 public record FleetConfig(List<String> deviceKinds, long deviceMemoryBytes, LoadTimeModel loadTime,
         double horizonSeconds, double warmupSeconds, double cycleSeconds, double metricsFetchSeconds,
         double metricsSettleSeconds, double controlDelaySeconds, int maxModelsPerDevice, PlannerSettings planner,
-        long evictionTimeoutSeconds) {
+        long evictionTimeoutSeconds, boolean warmBeforeRoute, double warmTimeoutSeconds) {
 
     public FleetConfig {
         deviceKinds = List.copyOf(deviceKinds);
         if (deviceKinds.isEmpty() || deviceMemoryBytes <= 0 || horizonSeconds <= 0 || warmupSeconds < 0
-                || warmupSeconds >= horizonSeconds || cycleSeconds <= 0 || maxModelsPerDevice < 1) {
+                || warmupSeconds >= horizonSeconds || cycleSeconds <= 0 || maxModelsPerDevice < 1
+                || !(warmTimeoutSeconds >= 0)) {
             throw new IllegalArgumentException("invalid fleet config");
         }
     }
@@ -43,46 +47,56 @@ public record FleetConfig(List<String> deviceKinds, long deviceMemoryBytes, Load
 
     /**
      * {@code n} devices of one kind with 38 GiB for models (an A100 40 GB less its CUDA context), the
-     * library's default load time, the coordinator's default interval (5 s) and planner settings, up
-     * to 8 models per device (the coordinator's default is 4).
+     * library's default load time, the coordinator's default interval (5 s), planner settings and
+     * warm-before-route, up to 8 models per device (the coordinator's default is 4).
      */
     public static FleetConfig of(int n, String kind, double horizonSeconds, double warmupSeconds) {
         return new FleetConfig(Collections.nCopies(n, kind), 38L << 30, LoadTimeModel.parse(LoadTimeModel.DEFAULT_SPEC),
-                horizonSeconds, warmupSeconds, 5, 0, 0, 0.05, 8, PlannerSettings.defaults(), 300);
+                horizonSeconds, warmupSeconds, 5, 0, 0, 0.05, 8, PlannerSettings.defaults(), 300,
+                CoordinatorOptions.WARM_BEFORE_ROUTE.defaultValue(),
+                CoordinatorOptions.WARM_TIMEOUT.defaultValue().toMillis() / 1000.0);
+    }
+
+    public FleetConfig withWarmRouting(boolean warm, double timeoutSeconds) {
+        return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
+                metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
+                evictionTimeoutSeconds, warm, timeoutSeconds);
     }
 
     public FleetConfig withKinds(List<String> kinds) {
         return new FleetConfig(kinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
     }
 
     public FleetConfig withMemory(long bytes) {
         return new FleetConfig(deviceKinds, bytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
     }
 
     public FleetConfig withLoop(double cycle, double fetch, double settle, double controlDelay) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycle, fetch,
-                settle, controlDelay, maxModelsPerDevice, planner, evictionTimeoutSeconds);
+                settle, controlDelay, maxModelsPerDevice, planner, evictionTimeoutSeconds, warmBeforeRoute,
+                warmTimeoutSeconds);
     }
 
     public FleetConfig withPlanner(PlannerSettings p, int maxModels) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
-                metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModels, p, evictionTimeoutSeconds);
+                metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModels, p, evictionTimeoutSeconds,
+                warmBeforeRoute, warmTimeoutSeconds);
     }
 
     public FleetConfig withHorizon(double horizon, double warmup) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizon, warmup, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
     }
 
     public FleetConfig withLoadTime(LoadTimeModel m) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, m, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
     }
 
     /** Parses {@code a100:16,cpu:4} into per-device kinds. */

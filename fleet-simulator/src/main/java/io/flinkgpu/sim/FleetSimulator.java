@@ -9,6 +9,7 @@ import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.ParallelismStep;
 import io.flinkgpu.coordinator.PlacementStep;
 import io.flinkgpu.coordinator.PublishPolicy;
+import io.flinkgpu.coordinator.WarmRouting;
 import io.flinkgpu.coordinator.collect.MetricSnapshot;
 import io.flinkgpu.coordinator.collect.MetricSource;
 import io.flinkgpu.coordinator.collect.ModelSample;
@@ -62,7 +63,8 @@ import org.HdrHistogram.Histogram;
  * with the {@link PlacementPlanner} and DRF, {@link PublishPolicy}, an in-memory state store) runs
  * every cycle on snapshots built from the simulated counters, and its plans are applied as the
  * job applies them: the routing table through the library's {@link RoutingTable}, LOAD/UNLOAD as
- * pins and unloads. Requests for a model without a route go to the device its name hashes to and
+ * pins and unloads. Each device reports every model it has loaded (the operator's {@code loaded}
+ * gauge), so the coordinator's {@link WarmRouting} routes a new replica once its load is done. Requests for a model without a route go to the device its name hashes to and
  * load there on demand, as with the job's default hash routing.
  *
  * <p>Deterministic for a given workload and seed: one event order (time, then insertion), every
@@ -142,6 +144,8 @@ public final class FleetSimulator {
     private long withinThr;
     private long arrivalsHash = 1125899906842597L;
     private long loadsInWindow;
+    /** Requests in the window the plan routed to a device that did not have the model loaded (yet). */
+    private long routedToUnloaded;
     private long evictionsAtWarmup = -1;
     private int maxModelsOnADevice;
     private final Histogram latencyUs = new Histogram(3_600_000_000L, 3);
@@ -442,7 +446,15 @@ public final class FleetSimulator {
             busyAtLastSnapshot = busyTotal;
             lastSnapshotAt = now;
             List<ModelSample> ms = new ArrayList<>();
-            for (int m : seen) {
+            // the models that had requests here, and those loaded here ahead of them (a LOAD): each with its
+            // loaded gauge, as the operator registers it once a load completes
+            TreeSet<Integer> reported = new TreeSet<>(seen);
+            for (ModelId id : cache.residentModels()) {
+                if (cache.isLoaded(id)) {
+                    reported.add(indexOf.get(id));
+                }
+            }
+            for (int m : reported) {
                 double dBatches = batches[m] - batchesAtSnapshot[m];
                 double meanBatch = dBatches > 0 ? (samplesRun[m] - samplesAtSnapshot[m]) / dBatches
                         / models.get(m).samples() : Double.NaN;
@@ -456,7 +468,8 @@ public final class FleetSimulator {
                 double alphaUs = lm.hasData() ? lm.alphaNanos() / 1000 : Double.NaN;
                 double betaUs = lm.hasData() ? lm.betaNanos() * models.get(m).samples() / 1000 : Double.NaN;
                 ms.add(new ModelSample(ids[m].name(), ids[m].version(), requestsIn[m], responsesOut[m], batches[m],
-                        batcher.queuedSamples(ids[m]), meanBatch, meanUs, Double.NaN, alphaUs, betaUs));
+                        batcher.queuedSamples(ids[m]), meanBatch, meanUs, Double.NaN, alphaUs, betaUs, Map.of(),
+                        cache.isLoaded(ids[m]) ? 1 : 0));
             }
             return new SubtaskSample(index, id, cache.reservedBytes(), config.deviceMemoryBytes(), util, util * 1000,
                     0, batcher.queuedRequests(), ms);
@@ -575,7 +588,9 @@ public final class FleetSimulator {
             plansPublished++;
             schedule(clock.nanos() + (long) (config.controlDelaySeconds() * 1e9), APPLY, 0, 0, plan);
         };
-        coordinator = new Coordinator(source, new DemandEvaluator(256L << 20, 100), step, parallelism,
+        WarmRouting warm = new WarmRouting(config.warmBeforeRoute(),
+                Duration.ofMillis(Math.round(config.warmTimeoutSeconds() * 1000)));
+        coordinator = new Coordinator(source, new DemandEvaluator(256L << 20, 100), step, parallelism, warm,
                 new PublishPolicy(0.2), realizer, store, new CoordinatorMetrics(), clock.asClock());
         schedule((long) (config.cycleSeconds() * 1e9), CYCLE, 0, 0, null);
         if (config.metricsFetchSeconds() > 0) {
@@ -691,6 +706,10 @@ public final class FleetSimulator {
                             failed(new Req(m, e.t, true));
                         }
                     } else {
+                        if (counted && policy == Policy.PLANNER && table != null && table.routes(ids[m].name())
+                                && !devs[d].cache.isLoaded(ids[m])) {
+                            routedToUnloaded++;
+                        }
                         devs[d].offer(new Req(m, e.t, counted));
                     }
                     double next = streams.get(m).next();
@@ -758,6 +777,7 @@ public final class FleetSimulator {
         double util = busy / 1e9 / (window * devs.length);
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("plans", planLog);
+        extra.put("plan_routed_to_unloaded", routedToUnloaded);
         if (recordWindows) {
             Map<Integer, Double> p99 = new TreeMap<>();
             windowLatency.forEach((w, h) -> p99.put(w, h.getValueAtPercentile(99) / 1000.0));

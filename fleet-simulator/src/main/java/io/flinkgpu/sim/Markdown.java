@@ -80,7 +80,9 @@ final class Markdown {
                 v.measuredDecisionSeconds(), v.decisionRatio()));
         sb.append(String.format(Locale.ROOT, "| time to p99 recovery | %.1f s | %.1f s | %.2f |%n",
                 v.simRecoverySeconds(), v.measuredRecoverySeconds(), v.recoveryRatio()));
-        sb.append("\nMeasured: ").append(v.measuredSource()).append(".\n\n![validation](validation-recovery-p99.png)\n\n");
+        sb.append("\nMeasured: ").append(v.measuredSource()).append(". The replay runs the coordinator as the "
+                + "measured run did, with routes that change with the plan (coordinator.plan.warm-before-route off: "
+                + "the run predates the option).\n\n![validation](validation-recovery-p99.png)\n\n");
 
         sb.append("## Targets\n\n| scenario | target | measured | goal | pass | description |\n|---|---|---:|---|---|---|\n");
         for (Map<String, Object> t : targets) {

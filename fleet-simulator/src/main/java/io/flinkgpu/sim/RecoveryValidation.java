@@ -21,6 +21,8 @@ import java.util.Map;
  * 0.5 s and read after a 0.3 s settle. Every response gets the run's measured p50 before the step
  * added (the Kafka and Flink path the simulation does not model). Time to decision and time to p99
  * recovery are computed as the benchmark computes them, and compared with its measured values.
+ * The coordinator runs as in the measured run, which was made before
+ * {@code coordinator.plan.warm-before-route} existed: routes change with the plan.
  */
 public final class RecoveryValidation {
     /** The outcome: simulated and measured, and their ratio. */
@@ -58,7 +60,7 @@ public final class RecoveryValidation {
                 io.flinkgpu.inference.device.LoadTimeModel.parse("50+0.5*mib"), BEFORE + AFTER, 0.001, 1.5, 0.5, 0.3,
                 0.05, 4, new PlannerSettings(0.8, d.hysteresis(), d.hotThreshold(), d.movePenalty(),
                         d.minMoveIntervalMillis(), d.reversalWindowMillis(), d.maxReversalsPerWindow(),
-                        d.maxMovesPerPlan()), 300);
+                        d.maxMovesPerPlan()), 300, false, 30);
         double[] measured = measured(repositoryRoot.resolve("docs/benchmarks/coordinator/recovery.json"));
         // the real path's unloaded share (two Kafka hops, Flink): the measured p50 before the step
         SimResult r = new FleetSimulator(w, c, Policy.PLANNER, cal, true).withPathLatency(measured[2]).run();

@@ -74,6 +74,16 @@ public final class SimulationMain implements Callable<Integer> {
                     + "max_models_per_device); 0: not (default: ${DEFAULT-VALUE})")
     int longTailPlannerMaxModels;
 
+    @Option(names = "--warm-before-route", arity = "1", defaultValue = "true",
+            description = "the planner's coordinator.plan.warm-before-route: a new replica is routed once its load is "
+                    + "reported (false: routes change with the plan, as before the option) (default: ${DEFAULT-VALUE})")
+    boolean warmBeforeRoute;
+
+    @Option(names = "--dedicated-route-at-once", arity = "1", defaultValue = "true",
+            description = "with --warm-before-route, the dedicated trace also runs the planner with it off, the series "
+                    + "planner-route-at-once (default: ${DEFAULT-VALUE})")
+    boolean dedicatedRouteAtOnce;
+
     @Option(names = "--threads", defaultValue = "2", description = "runs in parallel (default: ${DEFAULT-VALUE})")
     int threads;
 
@@ -98,7 +108,8 @@ public final class SimulationMain implements Callable<Integer> {
         Files.createDirectories(out);
         Instant started = Instant.now();
         Calibration cal = Calibration.load(repo);
-        FleetConfig fleet = FleetConfig.of(devices, "a100", horizon, warmup);
+        FleetConfig base = FleetConfig.of(devices, "a100", horizon, warmup);
+        FleetConfig fleet = base.withWarmRouting(warmBeforeRoute, base.warmTimeoutSeconds());
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("generated_by", "io.flinkgpu.sim.SimulationMain (never edited by hand)");
@@ -106,13 +117,22 @@ public final class SimulationMain implements Callable<Integer> {
         results.put("started", started.toString());
         results.put("calibration", cal.entries().stream().map(e -> Map.of("arch", e.arch().label(), "device_kind",
                 e.deviceKind(), "alpha_ms", e.alphaMs(), "beta_ms", e.betaMs(), "source", e.source())).toList());
-        results.put("fleet", Map.of("devices", devices, "device_kind", "a100", "device_memory_bytes",
-                fleet.deviceMemoryBytes(), "load_time", fleet.loadTime().toString(), "cycle_s", fleet.cycleSeconds(),
-                "max_models_per_device_planner", fleet.maxModelsPerDevice(), "planner", fleet.planner(),
-                "horizon_s", horizon, "warmup_s", warmup));
+        Map<String, Object> fleetOut = new java.util.TreeMap<>(Map.of("devices", devices, "device_kind", "a100",
+                "device_memory_bytes", fleet.deviceMemoryBytes(), "load_time", fleet.loadTime().toString(), "cycle_s",
+                fleet.cycleSeconds(), "max_models_per_device_planner", fleet.maxModelsPerDevice(), "planner",
+                fleet.planner(), "horizon_s", horizon, "warmup_s", warmup));
+        fleetOut.put("warm_before_route", fleet.warmBeforeRoute());
+        fleetOut.put("warm_timeout_s", fleet.warmTimeoutSeconds());
+        results.put("fleet", fleetOut);
 
         Map<String, Map<String, List<SimResult>>> traces = new LinkedHashMap<>();
-        traces.put("dedicated", sweep(pool, cal, fleet, loads, this::dedicatedSpec, List.of(Policy.values()), null));
+        Map<String, List<SimResult>> dedicated = sweep(pool, cal, fleet, loads, this::dedicatedSpec,
+                List.of(Policy.values()), null);
+        if (warmBeforeRoute && dedicatedRouteAtOnce) {
+            dedicated.putAll(sweep(pool, cal, fleet.withWarmRouting(false, fleet.warmTimeoutSeconds()), loads,
+                    this::dedicatedSpec, List.of(Policy.PLANNER), ROUTE_AT_ONCE));
+        }
+        traces.put("dedicated", dedicated);
         Map<String, List<SimResult>> longTail = sweep(pool, cal, fleet, longTailLoads, this::longTailSpec,
                 List.of(Policy.values()), null);
         if (longTailPlannerMaxModels > 0) {
@@ -179,6 +199,9 @@ public final class SimulationMain implements Callable<Integer> {
         return 0;
     }
 
+    /** The label of the planner run with coordinator.plan.warm-before-route off. */
+    static final String ROUTE_AT_ONCE = "planner-route-at-once";
+
     /** The label of the planner run with more models per device. */
     String variant() {
         return "planner-max-models-" + longTailPlannerMaxModels;
@@ -233,7 +256,8 @@ public final class SimulationMain implements Callable<Integer> {
                 + longTailModels + " --horizon=" + fmt(horizon) + " --warmup=" + fmt(warmup) + " --loads="
                 + join(loads) + " --long-tail-loads=" + join(longTailLoads) + " --scaling-devices="
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
-                + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels;
+                + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels
+                + " --warm-before-route=" + warmBeforeRoute + " --dedicated-route-at-once=" + dedicatedRouteAtOnce;
     }
 
     private static String join(List<Double> xs) {

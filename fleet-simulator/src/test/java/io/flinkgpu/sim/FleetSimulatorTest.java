@@ -74,6 +74,22 @@ class FleetSimulatorTest {
     }
 
     @Test
+    void withWarmBeforeRouteThePlanRoutesAModelOnlyWhereItIsLoaded() {
+        // shifting load makes the planner replicate and move; BERT-large and 12-GiB models take ~1-6 s to load
+        Workload.Spec spec = new Workload.Spec(6, 1.0, "gamma", 2.0, 0.8, 40, 0.5, 0.55,
+                new double[] {0, 1, 0, 1, 1}, 0.3, 12L << 30, 11);
+        SimResult warm = Scenarios.run(Policy.PLANNER, 6, spec, 60);
+        SimResult atOnce = Scenarios.run(Policy.PLANNER, 6, spec, 60, c -> c.withWarmRouting(false, 30));
+        long warmCold = (long) warm.extra().get("plan_routed_to_unloaded");
+        long atOnceCold = (long) atOnce.extra().get("plan_routed_to_unloaded");
+        // routes that change with the plan send requests to devices still loading the model
+        assertThat(atOnceCold).isPositive();
+        // the coordinator's WarmRouting waits for the devices' loaded gauges: (almost) none do
+        assertThat(warmCold).as("warm %d, at once %d", warmCold, atOnceCold).isLessThan(atOnceCold / 10);
+        assertThat(warm.arrivals()).isEqualTo(atOnce.arrivals());
+    }
+
+    @Test
     void thePlannerBeatsStaticOnASmallFleetWithShiftingLoad() {
         // 6 devices, 6 models whose diurnal peaks are spread over the period: static's fixed split overloads
         // whichever model peaks, the planner follows the load

@@ -14,7 +14,12 @@ final class Scenarios {
     }
 
     static SimResult run(Policy p, int devices, Workload.Spec spec, double horizon) {
-        FleetConfig c = FleetConfig.of(devices, "a100", horizon, Math.min(10, horizon / 4));
+        return run(p, devices, spec, horizon, c -> c);
+    }
+
+    static SimResult run(Policy p, int devices, Workload.Spec spec, double horizon,
+            java.util.function.UnaryOperator<FleetConfig> fleet) {
+        FleetConfig c = fleet.apply(FleetConfig.of(devices, "a100", horizon, Math.min(10, horizon / 4)));
         Workload w = Workload.build(spec, devices, CALIBRATION, "a100");
         return new FleetSimulator(w, c, p, CALIBRATION).run();
     }

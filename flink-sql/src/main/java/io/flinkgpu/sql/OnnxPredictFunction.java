@@ -132,7 +132,8 @@ public final class OnnxPredictFunction extends AsyncPredictFunction {
             InferenceService s = service;
             metrics = new InferenceMetrics(context.getMetricGroup(), s::queuedRequests, s::executingBatches,
                     () -> s.cache().loadedCount(),
-                    InferenceMetrics.ModelGauges.of(s::queuedSamples, s::latencyModel, s::batchCap));
+                    InferenceMetrics.ModelGauges.of(s::queuedSamples, s::latencyModel, s::batchCap,
+                            model -> s.cache().isLoaded(model)));
             deviceMetrics = new DeviceMetrics(context.getMetricGroup(), s.device()).watch(s.cache());
             s.addCacheListener(deviceMetrics);
             InferenceMetrics m = metrics;

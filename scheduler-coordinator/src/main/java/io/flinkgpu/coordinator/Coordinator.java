@@ -37,6 +37,7 @@ import org.slf4j.LoggerFactory;
  *       collection and the previous one, so the first collection only measures;
  *   <li>plan ({@link PlacementStep}): weighted DRF placement from where the fleet is;
  *   <li>rescale ({@link ParallelismStep}): a parallelism change restarts the job and ends the cycle;
+ *   <li>warm ({@link WarmRouting}): a new instance is routed only once the job reports it loaded;
  *   <li>decide ({@link PublishPolicy}): whether the proposal is worth a new epoch;
  *   <li>realize: record the plan in the {@link StateStore}, then publish it ({@link PlanRealizer}).
  * </ol>
@@ -70,6 +71,7 @@ public final class Coordinator {
     private final PlacementStep placement;
     private final ParallelismStep parallelism;
     private final PublishPolicy publishPolicy;
+    private final WarmRouting warmRouting;
     private final PlanRealizer realizer;
     private final StateStore store;
     private final CoordinatorMetrics metrics;
@@ -95,18 +97,27 @@ public final class Coordinator {
     public Coordinator(ReadableConfig config, MetricSource source, PlanRealizer realizer, StateStore store,
             CoordinatorMetrics metrics, Clock clock, Rescaler rescaler) {
         this(source, demandEvaluator(config), PlacementStep.fromConfig(config),
-                ParallelismStep.fromConfig(config, rescaler, store), PublishPolicy.fromConfig(config), realizer, store,
+                ParallelismStep.fromConfig(config, rescaler, store), WarmRouting.fromConfig(config),
+                PublishPolicy.fromConfig(config), realizer, store, metrics, clock);
+    }
+
+    /** The loop from its steps, with the warm-before-route step at its defaults ({@link WarmRouting#defaults}). */
+    public Coordinator(MetricSource source, DemandEvaluator evaluator, PlacementStep placement,
+            ParallelismStep parallelism, PublishPolicy publishPolicy, PlanRealizer realizer, StateStore store,
+            CoordinatorMetrics metrics, Clock clock) {
+        this(source, evaluator, placement, parallelism, WarmRouting.defaults(), publishPolicy, realizer, store,
                 metrics, clock);
     }
 
     /** The loop from its steps, in the order a cycle runs them. */
     public Coordinator(MetricSource source, DemandEvaluator evaluator, PlacementStep placement,
-            ParallelismStep parallelism, PublishPolicy publishPolicy, PlanRealizer realizer, StateStore store,
-            CoordinatorMetrics metrics, Clock clock) {
+            ParallelismStep parallelism, WarmRouting warmRouting, PublishPolicy publishPolicy, PlanRealizer realizer,
+            StateStore store, CoordinatorMetrics metrics, Clock clock) {
         this.source = source;
         this.evaluator = evaluator;
         this.placement = placement;
         this.parallelism = parallelism;
+        this.warmRouting = warmRouting;
         this.publishPolicy = publishPolicy;
         this.realizer = realizer;
         this.store = store;
@@ -164,10 +175,17 @@ public final class Coordinator {
             previous = null; // the job restarts at another parallelism: its counters start again, so measure afresh
             return hold(cycle, last, proposal, demand, decisions, "rescaling");
         }
-        if (!publishPolicy.worthPublishing(last, proposal.plan(), proposal.routes(), demand.parallelism())) {
+        WarmRouting.Result routing = warmRouting.apply(last, proposal, snapshot, demand.parallelism(), cycle.now(),
+                dryRun);
+        decisions.addAll(routing.decisions());
+        if (!dryRun) {
+            metrics.routesWarming(routing.warming());
+        }
+        if (!publishPolicy.worthPublishing(last, proposal.plan(), routing.routes(), routing.commands(),
+                demand.parallelism())) {
             return hold(cycle, last, proposal, demand, decisions, "unchanged");
         }
-        ControlMessage message = nextPlan(last, demand, proposal, decisions, cycle);
+        ControlMessage message = nextPlan(last, demand, proposal, routing, decisions, cycle);
         if (dryRun) {
             return show(message, proposal, demand);
         }
@@ -231,11 +249,11 @@ public final class Coordinator {
         return proposal;
     }
 
-    /** The proposal as the control message of the next epoch. */
+    /** The proposal, its routes and commands as the warm-before-route step let them through, as the next epoch. */
     private ControlMessage nextPlan(Optional<ControlMessage> last, Demand demand, PlacementStep.Proposal proposal,
-            List<Decision> decisions, Cycle cycle) {
-        return ControlMessage.of(store.lastEpoch() + 1, cycle.now(), demand.parallelism(), proposal.routes(),
-                proposal.plan().commands(proposal.devices()), summary(last.isEmpty(), proposal.plan(), decisions));
+            WarmRouting.Result routing, List<Decision> decisions, Cycle cycle) {
+        return ControlMessage.of(store.lastEpoch() + 1, cycle.now(), demand.parallelism(), routing.routes(),
+                routing.commands(), summary(last.isEmpty(), proposal.plan(), decisions));
     }
 
     /** A dry run hands the plan to the realizer to show it, and records nothing. */
@@ -319,7 +337,9 @@ public final class Coordinator {
                         + (d.device() == null ? "" : "@" + d.device()));
             }
         }
-        String head = first ? "initial plan" : plan.changesPlacement() ? "placement changed" : "routing weights changed";
+        boolean routed = decisions.stream().anyMatch(d -> d.action().equals("ROUTE"));
+        String head = first ? "initial plan" : plan.changesPlacement() ? "placement changed"
+                : routed ? "warmed-up instances routed" : "routing weights changed";
         return parts.isEmpty() ? head : head + ": " + String.join("; ", parts);
     }
 

@@ -6,7 +6,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The coordinator's own metrics in Prometheus' text format (served on {@code /metrics}): plans
- * published, moves, cycles and failures, the current epoch, and the decision latency (collect to
+ * published, moves, cycles and failures, the current epoch, the instances warming up before
+ * their route, and the decision latency (collect to
  * realize) as a summary over the last 1,024 cycles.
  */
 public final class CoordinatorMetrics {
@@ -19,6 +20,7 @@ public final class CoordinatorMetrics {
     private final AtomicLong decisions = new AtomicLong();
     private volatile long epoch;
     private volatile boolean paused;
+    private volatile int routesWarming;
     private final double[] latencies = new double[WINDOW];
     private long latencyCount;
     private double latencySum;
@@ -60,6 +62,15 @@ public final class CoordinatorMetrics {
         paused = p;
     }
 
+    /** Model instances placed but not routed yet, waiting for their load to be reported (coordinator.plan.warm-before-route). */
+    public void routesWarming(int n) {
+        routesWarming = n;
+    }
+
+    public int routesWarming() {
+        return routesWarming;
+    }
+
     public long plansPublished() {
         return plansPublished.get();
     }
@@ -78,6 +89,8 @@ public final class CoordinatorMetrics {
                 cycleFailures.get());
         gauge(sb, "coordinator_plan_epoch", "Epoch of the last plan published.", epoch);
         gauge(sb, "coordinator_paused", "1 while automatic rebalancing is paused.", paused ? 1 : 0);
+        gauge(sb, "coordinator_routes_warming", "Model instances placed but not routed yet: their load is not "
+                + "reported yet (coordinator.plan.warm-before-route).", routesWarming);
         java.util.Map<String, Double> shares = tenantShares;
         if (!shares.isEmpty()) {
             sb.append("# HELP coordinator_tenant_dominant_share A tenant's dominant share of the fleet, shared models' "

@@ -140,6 +140,23 @@ public final class CoordinatorOptions {
             .defaultValue(0.2)
             .withDescription("Publish a plan whose placement is unchanged only if a routing weight changed by more than this fraction.");
 
+    public static final ConfigOption<Boolean> WARM_BEFORE_ROUTE = ConfigOptions.key("coordinator.plan.warm-before-route")
+            .booleanType()
+            .defaultValue(true)
+            .withDescription("Route a model to a subtask a plan adds it to (REPLICATE, MOVE) only once the job reports "
+                    + "it loaded there (the operator's per-version 'loaded' gauge): the plan that adds the instance "
+                    + "sends its LOAD with the routes in force, and a later cycle adds the route. Meanwhile a moved "
+                    + "model's old instance keeps serving and its UNLOAD waits for the new route. Off: routes change "
+                    + "with the plan, and requests sent to a subtask still loading the model wait for the load.");
+
+    public static final ConfigOption<Duration> WARM_TIMEOUT = ConfigOptions.key("coordinator.plan.warm-timeout")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(30))
+            .withDescription("With coordinator.plan.warm-before-route, how long a new instance waits for its load to "
+                    + "be reported before it is routed anyway (a failed load, or a job without the 'loaded' gauge, "
+                    + "does not hold the route back for ever). Set it above the slowest model's load and warm-up "
+                    + "plus the metric delay (metrics.fetcher.update-interval).");
+
     // ---- realize ------------------------------------------------------------------------
     public static final ConfigOption<String> PARALLELISM_MODE = ConfigOptions.key("coordinator.parallelism.mode")
             .stringType()

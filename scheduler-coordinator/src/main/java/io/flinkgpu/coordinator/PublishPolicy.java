@@ -4,6 +4,7 @@ import io.flinkgpu.coordinator.plan.PlacementPlan;
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ModelRoute;
 import io.flinkgpu.contract.control.RouteTarget;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -12,7 +13,7 @@ import org.apache.flink.configuration.ReadableConfig;
 
 /**
  * The loop's decide step: whether a proposed placement is worth a new epoch. The first plan is,
- * once there is a model to route; a later one only where the placement or the parallelism
+ * once there is a model to route or to load; a later one only where the placement or the parallelism
  * changed or a routing weight moved by more than {@code coordinator.plan.weight-change}, so an
  * unchanged load publishes nothing.
  */
@@ -36,8 +37,18 @@ public final class PublishPolicy {
      */
     public boolean worthPublishing(Optional<ControlMessage> last, PlacementPlan plan, List<ModelRoute> routes,
             int parallelism) {
+        return worthPublishing(last, plan, routes, List.of(), parallelism);
+    }
+
+    /**
+     * As {@link #worthPublishing(Optional, PlacementPlan, List, int)}, with the commands the plan
+     * would carry: a first plan is also worth publishing for its LOADs alone (every instance it
+     * places is still warming up, so nothing is routed yet).
+     */
+    public boolean worthPublishing(Optional<ControlMessage> last, PlacementPlan plan, List<ModelRoute> routes,
+            List<SubtaskCommand> commands, int parallelism) {
         if (last.isEmpty()) {
-            return hasSomethingToRoute(routes);
+            return hasSomethingToRoute(routes) || commands.stream().anyMatch(c -> c.action() == SubtaskCommand.Action.LOAD);
         }
         return plan.changesPlacement() || parallelismChanged(last.get(), parallelism)
                 || routesChanged(last.get().routes(), routes, weightChange);

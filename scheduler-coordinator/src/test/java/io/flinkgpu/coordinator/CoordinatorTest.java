@@ -52,7 +52,9 @@ class CoordinatorTest {
         FakeCluster cluster = skewed();
         RecordingRealizer realizer = new RecordingRealizer();
         CoordinatorMetrics metrics = new CoordinatorMetrics();
-        Coordinator c = new Coordinator(config(), cluster, realizer, new InMemoryStateStore(), metrics, cluster.clock());
+        Configuration config = config();
+        config.set(CoordinatorOptions.WARM_BEFORE_ROUTE, false); // routes change with the plan
+        Coordinator c = new Coordinator(config, cluster, realizer, new InMemoryStateStore(), metrics, cluster.clock());
         c.runOnce(false);
         cluster.advance(10_000);
         Coordinator.CycleResult r = c.runOnce(false);
@@ -78,6 +80,82 @@ class CoordinatorTest {
     }
 
     @Test
+    void theReplicaPlanLoadsFirstAndRoutesTheNewSubtaskOnceItReportsTheModelLoaded() {
+        FakeCluster cluster = skewed();
+        RecordingRealizer realizer = new RecordingRealizer();
+        CoordinatorMetrics metrics = new CoordinatorMetrics();
+        Coordinator c = new Coordinator(config(), cluster, realizer, new InMemoryStateStore(), metrics, cluster.clock());
+        c.runOnce(false);
+        cluster.advance(10_000);
+        ControlMessage load = c.runOnce(false).plan();
+        // hot needs 2 instances: LOAD on subtask 1 now, the route stays where hot is loaded
+        assertThat(load.route("hot").orElseThrow().targets()).extracting(RouteTarget::subtask).containsExactly(0);
+        assertThat(load.commands()).anySatisfy(cmd -> {
+            assertThat(cmd.action()).isEqualTo(SubtaskCommand.Action.LOAD);
+            assertThat(cmd.subtask()).isEqualTo(1);
+            assertThat(cmd.model()).isEqualTo("hot");
+        });
+        assertThat(metrics.routesWarming()).isEqualTo(1);
+        assertThat(metrics.prometheusText()).contains("coordinator_routes_warming 1");
+        assertThat(c.store().recentDecisions(100)).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("WARM");
+            assertThat(d.model()).isEqualTo("hot");
+            assertThat(d.device()).isEqualTo("sim:1");
+            assertThat(d.reason()).contains("routed once subtask 1 reports it loaded")
+                    .contains("coordinator.plan.warm-timeout");
+        });
+
+        // not loaded yet: nothing new to publish
+        cluster.advance(5_000);
+        assertThat(c.runOnce(false).published()).isFalse();
+
+        // the job reports hot loaded on subtask 1: the next cycle routes it there
+        cluster.loaded("hot", 1);
+        cluster.advance(5_000);
+        Coordinator.CycleResult routed = c.runOnce(false);
+        assertThat(routed.published()).isTrue();
+        assertThat(routed.plan().route("hot").orElseThrow().targets()).extracting(RouteTarget::subtask)
+                .containsExactlyInAnyOrder(0, 1);
+        assertThat(routed.plan().commands()).isEmpty();
+        assertThat(routed.plan().reason()).startsWith("warmed-up instances routed").contains("ROUTE hot@sim:1");
+        assertThat(c.store().recentDecisions(100)).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("ROUTE");
+            assertThat(d.reason()).isEqualTo("hot@sim:1 routed: subtask 1 reports it loaded after 10.0 s of warm-up");
+        });
+        assertThat(metrics.routesWarming()).isZero();
+        ControlPlanState job = new ControlPlanState();
+        realizer.published.forEach(p -> assertThat(job.offer(p)).isEqualTo(ControlPlanState.Outcome.APPLIED));
+    }
+
+    @Test
+    void aLoadThatIsNeverReportedIsRoutedAnywayAfterTheWarmTimeout() {
+        FakeCluster cluster = skewed();
+        RecordingRealizer realizer = new RecordingRealizer();
+        Configuration config = config();
+        config.set(CoordinatorOptions.WARM_TIMEOUT, java.time.Duration.ofSeconds(25));
+        Coordinator c = new Coordinator(config, cluster, realizer, new InMemoryStateStore(), new CoordinatorMetrics(),
+                cluster.clock());
+        c.runOnce(false);
+        cluster.advance(10_000);
+        assertThat(c.runOnce(false).plan().route("hot").orElseThrow().targets()).hasSize(1);
+        // subtask 1 never reports hot loaded: held for 10 s, 20 s, then routed at 30 s >= 25 s
+        for (int i = 0; i < 2; i++) {
+            cluster.advance(10_000);
+            assertThat(c.runOnce(false).published()).as("cycle %d", i).isFalse();
+        }
+        cluster.advance(10_000);
+        Coordinator.CycleResult r = c.runOnce(false);
+        assertThat(r.published()).isTrue();
+        assertThat(r.plan().route("hot").orElseThrow().targets()).extracting(RouteTarget::subtask)
+                .containsExactlyInAnyOrder(0, 1);
+        assertThat(c.store().recentDecisions(100)).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("ROUTE");
+            assertThat(d.reason()).isEqualTo("hot@sim:1 routed anyway: subtask 1 did not report it loaded within "
+                    + "coordinator.plan.warm-timeout = 25.0 s (waited 30.0 s)");
+        });
+    }
+
+    @Test
     void unchangedLoadPublishesNothingNew() {
         FakeCluster cluster = skewed();
         RecordingRealizer realizer = new RecordingRealizer();
@@ -87,6 +165,10 @@ class CoordinatorTest {
             c.runOnce(false);
             cluster.advance(10_000);
         }
+        // hot's second instance is loaded on subtask 1 (its LOAD): the plan routes it there
+        cluster.loaded("hot", 1);
+        assertThat(c.runOnce(false).published()).isTrue();
+        cluster.advance(10_000);
         int published = realizer.published.size();
         // the traffic now follows the plan: spread over both subtasks, same totals
         cluster.serve("hot", 2000, 250, 750, 750).serve("warm", 1000, 125, 800, 0);

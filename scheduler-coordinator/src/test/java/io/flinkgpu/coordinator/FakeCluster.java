@@ -15,7 +15,8 @@ import java.util.TreeMap;
 /**
  * A metric source for loop tests: {@code subtasks} inference subtasks on {@code devices}
  * simulated GPUs (subtask i on sim:(i mod devices)), each model served at a settable rate per
- * subtask with a fixed latency model; counters advance with a settable clock.
+ * subtask with a fixed latency model; counters advance with a settable clock. A model is reported
+ * loaded ({@code loaded} gauge) on the subtasks that serve it and on those set by {@link #loaded}.
  */
 public final class FakeCluster implements MetricSource {
     public static final long GIB = 1L << 30;
@@ -30,6 +31,7 @@ public final class FakeCluster implements MetricSource {
     private final Map<String, Map<String, Double>> tenantFractions = new TreeMap<>();
     private double busyMsPerSecond = 500;
     private double utilization = 0.5;
+    private final Map<String, java.util.Set<Integer>> loadedOn = new TreeMap<>();
 
     public FakeCluster(int subtasks, int devices) {
         this.subtasks = subtasks;
@@ -41,6 +43,17 @@ public final class FakeCluster implements MetricSource {
         ratePerSubtask.put(model, rates.clone());
         counters.putIfAbsent(model, new double[subtasks]);
         latencyModel.put(model, new double[] {alphaUs, betaUs});
+        return this;
+    }
+
+    /**
+     * Reports {@code model} loaded on these subtasks from now on (its {@code loaded} gauge), as after
+     * a LOAD ahead of traffic; a subtask that serves the model at a rate above 0 reports it loaded anyway.
+     */
+    public FakeCluster loaded(String model, int... subtaskIndexes) {
+        for (int s : subtaskIndexes) {
+            loadedOn.computeIfAbsent(model, k -> new java.util.TreeSet<>()).add(s);
+        }
         return this;
     }
 
@@ -103,8 +116,9 @@ public final class FakeCluster implements MetricSource {
                 double count = counters.get(m)[i];
                 Map<String, Double> tenants = new TreeMap<>();
                 tenantFractions.getOrDefault(m, Map.of()).forEach((t, f) -> tenants.put(t, count * f));
+                boolean loaded = ratePerSubtask.get(m)[i] > 0 || loadedOn.getOrDefault(m, java.util.Set.of()).contains(i);
                 models.add(new ModelSample(m, "1", count, count, count / 4, 0, 4, lm[0] + 4 * lm[1], 1000, lm[0],
-                        lm[1], tenants));
+                        lm[1], tenants, loaded ? 1 : 0));
             }
             out.add(new SubtaskSample(i, "sim:" + (i % devices), 0, 8.0 * GIB, utilization, busyMsPerSecond, 0, 0,
                     models));

@@ -209,7 +209,30 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         repository = ModelRepository.open(Path.of(settings.modelRepository()));
         device = settings.createDevice(subtask, assignedGpus());
         DeviceMetrics deviceMetrics = new DeviceMetrics(getMetricGroup(), device);
-        cache = settings.createCache(device, deviceMetrics);
+        // Each completed load registers the version's metrics (its loaded gauge) at once, before any request for
+        // it, so that the coordinator sees a LOAD done ahead of traffic; loads run on other threads than open().
+        java.util.concurrent.atomic.AtomicReference<InferenceMetrics> loadTracker =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        cache = settings.createCache(device, new ModelCache.Listener() {
+            @Override
+            public void loaded(ModelId id, long nanos, boolean fromHost) {
+                deviceMetrics.loaded(id, nanos, fromHost);
+                InferenceMetrics m = loadTracker.get();
+                if (m != null) {
+                    m.track(id);
+                }
+            }
+
+            @Override
+            public void evicted(ModelId id, String reason) {
+                deviceMetrics.evicted(id, reason);
+            }
+
+            @Override
+            public void loadFailed(ModelId id, String reason) {
+                deviceMetrics.loadFailed(id, reason);
+            }
+        });
         deviceMetrics.watch(cache);
         // Hot reload: new default versions are loaded and warmed up on this device before they serve.
         reloader = new ModelReloader(repository, cache)
@@ -242,7 +265,9 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         });
         metrics = new InferenceMetrics(getMetricGroup(), batcher::queuedRequests, () -> executing.size(),
                 cache::loadedCount, InferenceMetrics.ModelGauges.of(batcher::queuedSamples, batcher::latencyModel,
-                        batcher::batchCap));
+                        batcher::batchCap, cache::isLoaded));
+        loadTracker.set(metrics);
+        cache.residentModels().forEach(metrics::track); // loads that completed before the tracker was set
         if (!restored.isEmpty()) {
             LOG.info("Re-queueing {} requests restored from the last checkpoint", restored.size());
             for (IN r : restored) {

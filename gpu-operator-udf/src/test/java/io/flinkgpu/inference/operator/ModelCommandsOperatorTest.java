@@ -12,13 +12,25 @@ import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ControlMessageCodec;
 import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.contract.control.SubtaskCommand.Action;
+import io.flinkgpu.contract.metrics.MetricNames;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
+import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.runtime.clusterframework.types.ResourceID;
+import org.apache.flink.runtime.executiongraph.ExecutionAttemptID;
+import org.apache.flink.runtime.metrics.groups.TaskManagerMetricGroup;
+import org.apache.flink.runtime.metrics.groups.TaskMetricGroup;
+import org.apache.flink.runtime.metrics.util.TestingMetricRegistry;
+import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
@@ -47,8 +59,37 @@ class ModelCommandsOperatorTest {
 
     /** One subtask (index 0) of the two-input operator, created by its factory as Flink does. */
     static final class Harness extends AbstractStreamOperatorTestHarness<InferenceResponse> {
+        /** Metric identifier -> metric, where the harness registers its operator's metrics (else empty). */
+        final Map<String, Metric> metrics;
+
         Harness(GpuInference g) throws Exception {
             super(new ControlledGpuInferenceOperatorFactory(g.settings()), 1, 1, 0);
+            metrics = Map.of();
+        }
+
+        private Harness(GpuInference g, Map<String, Metric> metrics, TaskMetricGroup group) throws Exception {
+            super(new ControlledGpuInferenceOperatorFactory(g.settings()), new MockEnvironmentBuilder()
+                    .setTaskName("GPU inference").setMaxParallelism(1).setParallelism(1).setSubtaskIndex(0)
+                    .setMetricGroup(group).build());
+            this.metrics = metrics;
+        }
+
+        /** A harness whose operator metrics the test can read. */
+        static Harness withMetrics(GpuInference g) throws Exception {
+            Map<String, Metric> metrics = new ConcurrentHashMap<>();
+            TestingMetricRegistry registry = TestingMetricRegistry.builder().setDelimiter('.')
+                    .setRegisterConsumer((metric, name, group) -> metrics.put(group.getMetricIdentifier(name), metric))
+                    .build();
+            TaskMetricGroup task = TaskManagerMetricGroup.createTaskManagerMetricGroup(registry, "host",
+                            ResourceID.generate())
+                    .addJob(new JobID(), "job").addTask(ExecutionAttemptID.randomId(), "GPU inference");
+            return new Harness(g, metrics, task);
+        }
+
+        /** The value of the gauge whose identifier ends with {@code suffix}, or null while there is none. */
+        Number gauge(String suffix) {
+            return metrics.entrySet().stream().filter(e -> e.getKey().endsWith(suffix))
+                    .map(e -> (Number) ((Gauge<?>) e.getValue()).getValue()).findFirst().orElse(null);
         }
 
         ControlledGpuInferenceOperator op() {
@@ -127,6 +168,25 @@ class ModelCommandsOperatorTest {
                     List.of(Tensor.ofFloats("x", new long[] {1, 4}, 1, 2, 3, 4)), RequestParameters.DEFAULTS)));
             h.endInput1();
             assertThat(h.extractOutputValues()).singleElement().satisfies(r -> assertThat(r.isError()).isFalse());
+        }
+    }
+
+    @Test
+    void aLoadAheadOfTrafficShowsInTheModelsLoadedGaugeBeforeAnyRequest() throws Exception {
+        String loaded = "." + String.join(".", MetricNames.GROUP, MetricNames.MODEL, MODEL, MetricNames.VERSION, "1",
+                MetricNames.LOADED);
+        try (var h = Harness.withMetrics(inference())) {
+            h.open();
+            assertThat(h.gauge(loaded)).as("no metrics for a model never loaded nor requested").isNull();
+            h.processElement2(plan(1, cmd(0, Action.LOAD, MODEL)));
+            // what the coordinator reads to route the new instance (coordinator.plan.warm-before-route)
+            await("the loaded gauge", () -> h.gauge(loaded) != null && h.gauge(loaded).intValue() == 1);
+            assertThat(op(h).cache().isLoaded(ID)).isTrue();
+            assertThat(h.extractOutputValues()).isEmpty();
+
+            h.processElement2(plan(2, cmd(0, Action.UNLOAD, MODEL)));
+            await("the UNLOAD", () -> !op(h).cache().isLoaded(ID));
+            assertThat(h.gauge(loaded).intValue()).isZero();
         }
     }
 

@@ -51,6 +51,12 @@ public final class MetricNames {
     public static final String SHADOW_COMPARED = "shadowCompared";
     /** Of a shadow version: compared answers that differ from the served ones (outputs or outcome). */
     public static final String SHADOW_DISAGREED = "shadowDisagreed";
+    /**
+     * 1 while the version is loaded and ready on the subtask's device, else 0: registered as soon
+     * as a load completes (before the version's first request), so the coordinator can route a
+     * new replica once its load is done.
+     */
+    public static final String LOADED = "loaded";
 
     // Per device.
     public static final String MODEL_LOADS = "modelLoads";

@@ -200,7 +200,8 @@ public final class MetricCollector implements MetricSource {
                     m.getOrDefault(MetricNames.mean(MetricNames.INFERENCE_LATENCY_US), Double.NaN),
                     m.getOrDefault(MetricNames.p99(MetricNames.QUEUE_LATENCY_US), Double.NaN),
                     m.getOrDefault(MetricNames.LATENCY_MODEL_ALPHA_US, Double.NaN),
-                    m.getOrDefault(MetricNames.LATENCY_MODEL_BETA_US, Double.NaN), tenants));
+                    m.getOrDefault(MetricNames.LATENCY_MODEL_BETA_US, Double.NaN), tenants,
+                    m.getOrDefault(MetricNames.LOADED, Double.NaN)));
         });
         return new SubtaskSample(index, device, memUsed, memTotal, util,
                 values.getOrDefault(BUSY_TIME, Double.NaN), values.getOrDefault(BACK_PRESSURED_TIME, Double.NaN), queued,

@@ -4,6 +4,8 @@ package io.flinkgpu.coordinator.collect;
  * One model version's metrics on one inference subtask (names as in docs/METRICS.md). Counters
  * are cumulative; histogram values are means over the operator's sliding window; NaN where the
  * metric was not reported. {@code tenantRequestsIn}: the cumulative valid requests per tenant.
+ * {@code loaded}: the version's {@code loaded} gauge (1 while it is loaded and ready on the
+ * subtask's device, 0 otherwise, NaN where not reported).
  */
 public record ModelSample(
         String model,
@@ -17,16 +19,30 @@ public record ModelSample(
         double queueLatencyUsP99,
         double latencyModelAlphaUs,
         double latencyModelBetaUs,
-        java.util.Map<String, Double> tenantRequestsIn) {
+        java.util.Map<String, Double> tenantRequestsIn,
+        double loaded) {
     public ModelSample {
         tenantRequestsIn = tenantRequestsIn == null ? java.util.Map.of() : java.util.Map.copyOf(tenantRequestsIn);
     }
 
-    /** Without per-tenant counts. */
+    /** Without the loaded gauge. */
+    public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
+            double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
+            double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn) {
+        this(model, version, requestsIn, responsesOut, batches, queuedSamples, batchSizeMean, inferenceLatencyUsMean,
+                queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, tenantRequestsIn, Double.NaN);
+    }
+
+    /** Without per-tenant counts and the loaded gauge. */
     public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
             double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
             double latencyModelAlphaUs, double latencyModelBetaUs) {
         this(model, version, requestsIn, responsesOut, batches, queuedSamples, batchSizeMean, inferenceLatencyUsMean,
                 queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, java.util.Map.of());
+    }
+
+    /** Whether the subtask reports the version loaded and ready. */
+    public boolean reportsLoaded() {
+        return Double.isFinite(loaded) && loaded >= 0.5;
     }
 }

@@ -71,6 +71,9 @@ class MetricCollectorTest {
                 assertThat(m.batches()).isPositive();
                 assertThat(m.batchSizeMean()).isGreaterThanOrEqualTo(1);
                 assertThat(m.inferenceLatencyUsMean()).isPositive();
+                // the operator's loaded gauge, through Flink's REST API: the model serves, so it is loaded
+                assertThat(m.loaded()).isEqualTo(1.0);
+                assertThat(m.reportsLoaded()).isTrue();
             }
             // counters grow between collections (Flink's REST serves its last fetch and fetches anew in
             // the background, so a value may be one fetch behind)
@@ -135,6 +138,7 @@ class MetricCollectorTest {
         values.put("GPU_inference.gpu_inference.device.sim_1.utilization", 0.5);
         values.put("GPU_inference.gpu_inference.model.my.model.version.3.requestsIn", 42.0);
         values.put("GPU_inference.gpu_inference.model.my.model.version.3.batchSize_mean", 4.0);
+        values.put("GPU_inference.gpu_inference.model.my.model.version.3.loaded", 1.0);
         values.put("GPU_inference.gpu_inference.queuedRequests", 7.0);
         values.put("busyTimeMsPerSecond", 250.0);
         SubtaskSample s = MetricCollector.subtask(1, values);
@@ -149,6 +153,7 @@ class MetricCollectorTest {
             assertThat(m.requestsIn()).isEqualTo(42.0);
             assertThat(m.batchSizeMean()).isEqualTo(4.0);
             assertThat(m.batches()).isNaN();
+            assertThat(m.reportsLoaded()).isTrue();
         });
     }
 }

@@ -5,8 +5,8 @@ import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.qos.LatencyModel;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
@@ -31,7 +31,8 @@ public final class InferenceMetrics {
     private final Counter isolatedRequests;
     private final Counter isolationRuns;
     private final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
-    private final Map<ModelId, ModelMetrics> models = new HashMap<>();
+    /** Concurrent: {@link #track} runs on the thread that completed a load, the rest on the mailbox thread. */
+    private final Map<ModelId, ModelMetrics> models = new ConcurrentHashMap<>();
     private final ModelGauges gauges;
 
     /** Live values the gauges read. */
@@ -48,10 +49,15 @@ public final class InferenceMetrics {
             return 0;
         }
 
-        /** Gauges that read these three functions (of a batcher, or of a runtime holding one). */
+        /** Whether the version is loaded and ready on this subtask's device (the {@code loaded} gauge). */
+        default boolean loaded(ModelId model) {
+            return false;
+        }
+
+        /** Gauges that read these functions (of a batcher and a cache, or of a runtime holding both). */
         static ModelGauges of(java.util.function.ToLongFunction<ModelId> queuedSamples,
                 java.util.function.Function<ModelId, LatencyModel> latencyModel,
-                java.util.function.ToIntFunction<ModelId> batchCap) {
+                java.util.function.ToIntFunction<ModelId> batchCap, java.util.function.Predicate<ModelId> loaded) {
             return new ModelGauges() {
                 @Override
                 public long queuedSamples(ModelId model) {
@@ -66,6 +72,11 @@ public final class InferenceMetrics {
                 @Override
                 public int batchCap(ModelId model) {
                     return batchCap.applyAsInt(model);
+                }
+
+                @Override
+                public boolean loaded(ModelId model) {
+                    return loaded.test(model);
                 }
             };
         }
@@ -120,11 +131,23 @@ public final class InferenceMetrics {
                 LatencyModel m = gauges.latencyModel(id);
                 return m == null ? 0.0 : m.betaNanos() / 1000;
             });
+            modelGroup.gauge(MetricNames.LOADED, () -> gauges.loaded(id) ? 1 : 0);
         }
     }
 
     private ModelMetrics model(ModelId id) {
         return models.computeIfAbsent(id, ModelMetrics::new);
+    }
+
+    /**
+     * Registers the version's metrics now if it has none yet: called when a load completes, so
+     * that its {@code loaded} gauge is there before its first request (a LOAD ahead of traffic).
+     * Safe from any thread.
+     */
+    public void track(ModelId id) {
+        if (id != null) {
+            model(id);
+        }
     }
 
     public void requestIn(ModelId id) {

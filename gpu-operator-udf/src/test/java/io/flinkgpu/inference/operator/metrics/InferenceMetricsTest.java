@@ -36,6 +36,11 @@ class InferenceMetricsTest {
                     public int batchCap(ModelId id) {
                         return 12;
                     }
+
+                    @Override
+                    public boolean loaded(ModelId id) {
+                        return id.equals(MODEL);
+                    }
                 });
 
         metrics.requestIn(MODEL);
@@ -76,6 +81,14 @@ class InferenceMetricsTest {
                 org.assertj.core.data.Offset.offset(1.0));
         assertThat(listener.getHistogram(append(model, "latencyPredictionErrorUs")).orElseThrow().getStatistics()
                 .getMax()).isEqualTo(400);
+        assertThat(gauge(listener, append(model, "loaded"))).isEqualTo(1);
+
+        // a version loaded ahead of its traffic: track registers its metrics, loaded gauge included
+        String[] other = {"gpu_inference", "model", "bert", "version", "1"};
+        assertThat(listener.getGauge(append(other, "loaded"))).isEmpty();
+        metrics.track(new ModelId("bert", "1"));
+        assertThat(gauge(listener, append(other, "loaded"))).isEqualTo(0);
+        assertThat(counter(listener, append(other, "requestsIn"))).isZero();
     }
 
     @Test
