@@ -129,7 +129,11 @@ public final class Coordinator {
 
     private static DemandEvaluator demandEvaluator(ReadableConfig config) {
         return new DemandEvaluator(config.get(CoordinatorOptions.DEFAULT_MODEL_MEMORY).getBytes(),
-                config.get(CoordinatorOptions.DEFAULT_SLO).toMillis());
+                config.get(CoordinatorOptions.DEFAULT_SLO).toMillis(), new io.flinkgpu.coordinator.evaluate.DemandForecast(
+                        config.get(CoordinatorOptions.FORECAST_HORIZON).toMillis() / 1000.0,
+                        config.get(CoordinatorOptions.FORECAST_LEVEL_SMOOTHING),
+                        config.get(CoordinatorOptions.FORECAST_TREND_SMOOTHING),
+                        config.get(CoordinatorOptions.FORECAST_SIGNIFICANCE)));
     }
 
     /** Publishes the last recorded plan again (same epoch), so a restarted coordinator's job is in step. */
@@ -220,11 +224,13 @@ public final class Coordinator {
      * history; outside dry runs, measured rates and fits are added to that history.
      */
     private Demand evaluate(MetricSnapshot before, MetricSnapshot snapshot, Cycle cycle) {
-        Demand demand = evaluator.evaluate(before, snapshot, store.models(), latencyHistory(snapshot));
+        Demand measured = evaluator.evaluate(before, snapshot, store.models(), latencyHistory(snapshot));
+        // What the planner sees: significant rising trends raised to their forecast; the history keeps measurements.
+        Demand demand = ratesMeasured(before) ? evaluator.forecast(measured, !cycle.dryRun()) : measured;
         previous = snapshot;
         lastDemand = demand;
         if (!cycle.dryRun() && ratesMeasured(before)) {
-            for (ModelDemand m : demand.models().values()) {
+            for (ModelDemand m : measured.models().values()) {
                 store.appendLatency(m.model(), new LatencySample(cycle.now(), m.alphaMicros(), m.betaMicros(),
                         m.ratePerSecond(), m.batchSize()));
             }

@@ -135,6 +135,31 @@ public final class CoordinatorOptions {
             .withDescription("A model gives an instance back only if its load stayed low for this long: the scale-in "
                     + "decision uses the highest rate measured within the window (scaling up uses the latest).");
 
+    public static final ConfigOption<Duration> FORECAST_HORIZON = ConfigOptions.key("coordinator.forecast.horizon")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(15))
+            .withDescription("Plan for the demand this far ahead where it is rising: a per-model linear trend (Holt's "
+                    + "double exponential smoothing of the measured device-seconds per second) raises the demand the "
+                    + "planner sees to its forecast when the predicted rise exceeds 'coordinator.forecast.significance' "
+                    + "times the trend's own smoothed error, so a replica is loading before a ramp reaches it. It only "
+                    + "raises: scale-in follows the measured load. 0 turns it off.");
+
+    public static final ConfigOption<Double> FORECAST_LEVEL_SMOOTHING = ConfigOptions.key("coordinator.forecast.level-smoothing")
+            .doubleType()
+            .defaultValue(0.5)
+            .withDescription("The forecast's level smoothing factor in (0, 1]: the weight of the newest measurement.");
+
+    public static final ConfigOption<Double> FORECAST_TREND_SMOOTHING = ConfigOptions.key("coordinator.forecast.trend-smoothing")
+            .doubleType()
+            .defaultValue(0.3)
+            .withDescription("The forecast's trend smoothing factor in (0, 1]: the weight of the newest change.");
+
+    public static final ConfigOption<Double> FORECAST_SIGNIFICANCE = ConfigOptions.key("coordinator.forecast.significance")
+            .doubleType()
+            .defaultValue(3.0)
+            .withDescription("A rise counts only if trend x horizon exceeds this many smoothed one-step errors (the "
+                    + "noise the trend has seen); on a steady noisy load nothing is raised.");
+
     public static final ConfigOption<Double> WEIGHT_CHANGE = ConfigOptions.key("coordinator.plan.weight-change")
             .doubleType()
             .defaultValue(0.2)

@@ -32,9 +32,25 @@ public final class DemandEvaluator {
     private final long defaultMemoryBytes;
     private final long defaultSloMillis;
 
+    private final DemandForecast forecast;
+
     public DemandEvaluator(long defaultMemoryBytes, long defaultSloMillis) {
+        this(defaultMemoryBytes, defaultSloMillis, new DemandForecast(0, 1, 1, 0));
+    }
+
+    /** With a forecast step ({@link #forecast}); a horizon of 0 turns it off. */
+    public DemandEvaluator(long defaultMemoryBytes, long defaultSloMillis, DemandForecast forecast) {
         this.defaultMemoryBytes = defaultMemoryBytes;
         this.defaultSloMillis = defaultSloMillis;
+        this.forecast = forecast;
+    }
+
+    /**
+     * The demand to plan for: {@code measured} with significant rising trends raised to their
+     * forecast ({@link DemandForecast}); {@code learn} updates the trend (false for dry runs).
+     */
+    public Demand forecast(Demand measured, boolean learn) {
+        return forecast.apply(measured, learn);
     }
 
     public Demand evaluate(MetricSnapshot previous, MetricSnapshot current, Map<String, ModelInfo> catalog,

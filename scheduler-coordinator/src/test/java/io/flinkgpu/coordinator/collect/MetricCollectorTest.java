@@ -46,8 +46,10 @@ class MetricCollectorTest {
             while (System.nanoTime() < deadline) {
                 try {
                     snapshot = collector.collect();
+                    // Flink's REST API may serve a fetch from before the load completed (loaded still 0)
                     if (snapshot.subtasks().stream().allMatch(s -> s.deviceId() != null
-                            && s.models().stream().anyMatch(m -> m.requestsIn() > 0 && m.batches() > 0))) {
+                            && s.models().stream().anyMatch(m -> m.requestsIn() > 0 && m.batches() > 0
+                                    && m.loaded() == 1.0))) {
                         break;
                     }
                 } catch (MetricSource.CollectException e) {

@@ -1,0 +1,62 @@
+package io.flinkgpu.coordinator.evaluate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The forecast step: a significant rising trend raises the demand ahead of a ramp; noise and falls change nothing. */
+class DemandForecastTest {
+    static Demand demand(long atMillis, double deviceSeconds) {
+        return new Demand(atMillis, 2, Map.of("m", new ModelDemand("m", "1", deviceSeconds * 1000, 8, deviceSeconds,
+                1L << 20, 100, 10, Set.of(), "measured")), Map.of());
+    }
+
+    @Test
+    void aSteadyRampIsPlannedForAheadOfTheMeasurement() {
+        DemandForecast f = new DemandForecast(15, 0.5, 0.3, 3);
+        Demand last = null;
+        for (int i = 0; i < 20; i++) {
+            // +0.02 device-s/s every 2 s: +0.15 over the 15 s horizon
+            last = f.apply(demand(i * 2000L, 0.2 + 0.02 * i), true);
+        }
+        ModelDemand m = last.models().get("m");
+        double measured = 0.2 + 0.02 * 19;
+        assertThat(m.deviceSecondsPerSecond()).isBetween(measured + 0.1, measured + 0.2);
+        assertThat(m.ratePerSecond() / m.deviceSecondsPerSecond()).isCloseTo(1000, org.assertj.core.data.Offset.offset(1e-6));
+        assertThat(m.reason()).contains("forecast");
+    }
+
+    @Test
+    void noiseOnASteadyLoadAndFallingLoadsAreLeftAsMeasured() {
+        DemandForecast f = new DemandForecast(15, 0.5, 0.3, 3);
+        Random random = new Random(42);
+        int raised = 0;
+        for (int i = 0; i < 300; i++) {
+            double x = 0.5 * (1 + 0.2 * random.nextGaussian());
+            ModelDemand m = f.apply(demand(i * 2000L, x), true).models().get("m");
+            raised += m.deviceSecondsPerSecond() > x ? 1 : 0;
+        }
+        // a few cycles where noise lines up may pass the significance test; never a sustained raise
+        assertThat(raised).isLessThan(15);
+        DemandForecast falling = new DemandForecast(15, 0.5, 0.3, 3);
+        for (int i = 0; i < 20; i++) {
+            double x = 1.0 - 0.03 * i;
+            assertThat(falling.apply(demand(i * 2000L, x), true).models().get("m").deviceSecondsPerSecond()).isEqualTo(x);
+        }
+    }
+
+    @Test
+    void aZeroHorizonTurnsItOffAndDryRunsLearnNothing() {
+        DemandForecast off = new DemandForecast(0, 0.5, 0.3, 2);
+        Demand d = demand(0, 0.3);
+        assertThat(off.apply(d, true)).isSameAs(d);
+        DemandForecast f = new DemandForecast(15, 0.5, 0.3, 3);
+        for (int i = 0; i < 10; i++) {
+            f.apply(demand(i * 2000L, 0.2 + 0.05 * i), false);
+        }
+        assertThat(f.trend("m")).isZero();
+    }
+}
