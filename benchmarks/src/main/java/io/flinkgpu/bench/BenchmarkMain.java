@@ -38,7 +38,8 @@ public final class BenchmarkMain implements Callable<Integer> {
     List<String> scenarios = new ArrayList<>(List.of(ImageScenario.NAME, RecommendationScenario.NAME));
 
     @Option(names = "--configs", split = ",", description = "Subset of: ceiling, passthrough, flink-map, "
-            + "flink-async, job-batching-off, job-batching-default, job-tuned-N (default: all).")
+            + "flink-async, job-batching-off, job-batching-default, job-tuned-N, sql-batched, sql-batch1 (ML_PREDICT with "
+            + "the onnx model provider at the job's max-batch-size and at 1) (default: all).")
     List<String> configs = new ArrayList<>();
 
     @Option(names = "--out", description = "Directory for this run's files (default: benchmarks/target/"
@@ -101,7 +102,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 + "-" + mode;
         Path runDir = out != null ? out : root.resolve("benchmarks/target/benchmark-results").resolve(runId);
         String command = "BenchmarkMain " + String.join(" ", args);
-        String reproduce = "mvn -B -q install -DskipTests -pl gpu-operator-udf,flink-job && mvn -B -q -pl benchmarks "
+        String reproduce = "mvn -B -q install -DskipTests -pl gpu-operator-udf,flink-sql,flink-job && mvn -B -q -pl benchmarks "
                 + "exec:exec -Dbench.args=\"" + String.join(" ", args) + "\"";
         System.out.println("Benchmark run " + runId + " -> " + runDir);
         BenchmarkRunner runner = new BenchmarkRunner(settings, repo, options, configs, System.out);

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,7 +24,8 @@ class BenchmarkSmokeTest {
         Path out = dir.resolve("run");
         Path publish = dir.resolve("published");
         int exit = new CommandLine(new BenchmarkMain()).execute("--mode=smoke", "--scenarios=image",
-                "--configs=ceiling,job-batching-off,job-batching-default,passthrough", "--out=" + out,
+                "--configs=ceiling,job-batching-off,job-batching-default,sql-batched,sql-batch1,passthrough",
+                "--out=" + out,
                 "--publish=" + publish);
         assertThat(exit).isZero();
 
@@ -47,8 +50,34 @@ class BenchmarkSmokeTest {
         assertThat(passthrough.path("goodput").asDouble()).isPositive();
         assertThat(passthrough.path("role").asText()).isEqualTo("passthrough");
 
+        // ML_PREDICT with the onnx provider between Kafka tables of JSON rows: every answer decoded as a
+        // success; one row per call at max-batch-size 1 (rows per batch read from the query's runtime)
+        for (String config : new String[] {"sql-batched", "sql-batch1"}) {
+            JsonNode c = image.path("configs").path(config);
+            assertThat(c.path("failure").isNull()).as("%s: %s", config, c.path("failure")).isTrue();
+            assertThat(c.path("role").asText()).isEqualTo("sql");
+            assertThat(c.path("sweep")).as(config).isNotEmpty();
+            for (JsonNode point : c.path("sweep")) {
+                assertThat(point.path("answered").asLong()).as(config).isPositive();
+                assertThat(point.path("errors").asLong()).as(config).isZero();
+                double batch = point.path("meanBatch").asDouble();
+                if (config.equals("sql-batch1")) {
+                    assertThat(batch).as(config).isEqualTo(1.0);
+                } else {
+                    assertThat(batch).as(config).isBetween(1.0, 32.0);
+                }
+            }
+            // the chain with ML_PREDICT is the operator's mailbox; the shared runtime's threads are inference's
+            JsonNode cpu = c.path("sweep").get(0).path("cpuPerRequest").path("partsUs");
+            assertThat(cpu.path("job_operator_mailbox").asDouble()).as(config).isPositive();
+            assertThat(cpu.path("job_inference_threads").asDouble()).as(config).isPositive();
+        }
+        assertThat(image.path("configs").path("sql-batched").path("options").path(
+                "bench.sql.max-concurrent-operations").asText()).isEqualTo("160");
+
         // CPU per request, split by thread, on every point of every configuration
-        for (String config : new String[] {"job-batching-off", "job-batching-default", "passthrough"}) {
+        for (String config : new String[] {"job-batching-off", "job-batching-default", "sql-batched", "sql-batch1",
+                "passthrough"}) {
             JsonNode c = image.path("configs").path(config);
             assertThat(c.path("cpu_us_per_request_at_goodput").path("processUs").asDouble()).as(config).isPositive();
             for (JsonNode point : c.path("sweep")) {
@@ -93,6 +122,36 @@ class BenchmarkSmokeTest {
             }
         }
         assertThat(roofline).as("goodput_vs_roofline in summary.json").isTrue();
+
+        // the SQL targets: batched vs one row per call beside raw ONNX Runtime's ceiling ratio, and vs the job
+        List<String> sqlTargets = new ArrayList<>();
+        for (JsonNode t : summary.path("targets")) {
+            String name = t.path("target").asText();
+            if (!t.path("scenario").asText().equals("image") || !name.startsWith("sql_")) {
+                continue;
+            }
+            sqlTargets.add(name);
+            assertThat(t.path("config").asText()).isEqualTo("sql-batched");
+            boolean measured = t.path("measured").isNumber();
+            assertThat(measured || t.path("status").asText().equals("not measured")).as("%s", t).isTrue();
+            if (name.equals("sql_batched_vs_batch1")) {
+                assertThat(t.path("ceiling_batch").asInt()).isEqualTo(32);
+                double available = t.path("ceiling_ratio").asDouble();
+                assertThat(available).isPositive();
+                if (measured && available < 3) {
+                    assertThat(t.path("pass").isNull()).as("%s", t).isTrue();
+                    assertThat(t.path("status").asText()).isEqualTo("n/a");
+                } else if (measured) {
+                    assertThat(t.path("pass").isBoolean()).isTrue();
+                    assertThat(t.path("goal").asText()).startsWith(">= 2.5");
+                }
+            } else if (measured) {
+                assertThat(t.path("goal").asText()).isEqualTo(">= 0.8");
+                assertThat(t.path("pass").isBoolean()).isTrue();
+            }
+        }
+        assertThat(sqlTargets).containsExactlyInAnyOrder("sql_batched_vs_batch1", "sql_vs_datastream");
+        assertThat(report).contains("sql-batched", "sql-batch1", "sql_batched_vs_batch1", "sql_vs_datastream");
     }
 
     /**

@@ -46,6 +46,13 @@ public record PointResult(String mode, double offered, double seconds, long sent
                 meanInferenceMs, cdf, benchmarkCores, otherCores, split);
     }
 
+    /** This result with {@code batch} as its mean batch size (measured outside the answers, e.g. rows per batch). */
+    public PointResult withMeanBatch(double batch) {
+        return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
+                p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, batch, meanQueueMs,
+                meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest);
+    }
+
     /** Throughput and latency of one measurement window (by time of answer). */
     public record Window(double throughput, double p50, double p99) {}
 

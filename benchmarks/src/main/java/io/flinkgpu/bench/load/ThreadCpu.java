@@ -42,9 +42,11 @@ public final class ThreadCpu {
 
     /**
      * Operator names that mark a task thread as the inference operator's mailbox: the library's
-     * GPU inference, the benchmarks' passthrough and per-record baselines.
+     * GPU inference, the benchmarks' passthrough and per-record baselines, and the planner's name
+     * for ML_PREDICT's operator (the SQL configurations).
      */
-    static final List<String> OPERATOR_NAMES = List.of("GPU inference", "Passthrough", "ONNX Runtime per record");
+    static final List<String> OPERATOR_NAMES = List.of("GPU inference", "Passthrough", "ONNX Runtime per record",
+            "MLPredictTableFunction");
     /** Thread name prefixes of inference execution threads (the library's, the per-record Async I/O pool's). */
     static final List<String> INFERENCE_THREADS = List.of("gpu-inference-", "per-record-inference-");
 

@@ -158,6 +158,9 @@ public final class Targets {
             }
         }
         for (ScenarioResult s : scenarios) {
+            sql(s, runId, out);
+        }
+        for (ScenarioResult s : scenarios) {
             ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
             if (floor != null) {
                 cpu(s, floor, floor.config.name(), runId, out);
@@ -174,6 +177,98 @@ public final class Targets {
                     + "(published separately, e.g. docs/benchmarks/simulated/)"));
         }
         return out;
+    }
+
+    /** sql_batched_vs_batch1's goal, where raw ONNX Runtime's ceiling ratio is at least {@link #SQL_GAIN_AVAILABLE}. */
+    static final double SQL_GAIN_GOAL = 2.5;
+    static final double SQL_GAIN_AVAILABLE = 3;
+    /** sql_vs_datastream's goal. */
+    static final double SQL_VS_JOB_GOAL = 0.8;
+
+    /**
+     * The SQL configurations' targets: ML_PREDICT batched vs one row per call, against raw ONNX
+     * Runtime's ceiling ratio between batch b (sql-batched's max-batch-size) and batch 1; ML_PREDICT
+     * batched vs the DataStream job at the same options (job-batching-default); and their CPU per
+     * request (information).
+     */
+    static void sql(ScenarioResult s, String runId, List<Map<String, Object>> out) {
+        ConfigResult batched = s.configs.get(BenchmarkRunner.SQL_BATCHED);
+        ConfigResult one = s.configs.get(BenchmarkRunner.SQL_BATCH1);
+        if (batched == null && one == null) {
+            return;
+        }
+        Map<String, Object> gain = target(s, "sql_batched_vs_batch1", BenchmarkRunner.SQL_BATCHED, runId);
+        int b = batched == null ? 0 : Integer.parseInt(batched.config.options().getOrDefault(
+                io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.key(), "0"));
+        double c1 = ceiling(s, 1);
+        double cb = b > 0 ? Roofline.ceilingAt(s.ceiling, b) : Double.NaN;
+        double available = c1 > 0 && cb > 0 ? cb / c1 : Double.NaN;
+        gain.put("description", "goodput of ML_PREDICT with max-batch-size b / with max-batch-size 1 (one row per "
+                + "inference call); goal >= " + SQL_GAIN_GOAL + " where raw ONNX Runtime's samples/s at batch b / at "
+                + "batch 1 (ceiling_ratio) is >= " + SQL_GAIN_AVAILABLE + ", n/a below");
+        gain.put("goal", ">= " + SQL_GAIN_GOAL + " where ceiling_ratio >= " + SQL_GAIN_AVAILABLE);
+        gain.put("ceiling_batch", b);
+        gain.put("ceiling_ratio", Double.isNaN(available) ? null : available);
+        if (batched == null || one == null || one.goodput() <= 0 || batched.goodput() <= 0) {
+            gain.put("measured", null);
+            gain.put("pass", null);
+            gain.put("status", "not measured");
+            gain.put("detail", batched == null || one == null ? "this run had only one of " + BenchmarkRunner.SQL_BATCHED
+                    + " and " + BenchmarkRunner.SQL_BATCH1 : "no goodput: " + BenchmarkRunner.SQL_BATCHED + " "
+                    + describe(batched) + ", " + BenchmarkRunner.SQL_BATCH1 + " " + describe(one));
+        } else {
+            double ratio = batched.goodput() / one.goodput();
+            gain.put("measured", ratio);
+            if (Double.isNaN(available)) {
+                gain.put("pass", null);
+                gain.put("status", "not measured");
+                gain.put("detail", String.format("%.0f vs %.0f req/s; no ceiling at batch 1 and %d in this run "
+                        + "(add --configs=ceiling,...)", batched.goodput(), one.goodput(), b));
+            } else if (available < SQL_GAIN_AVAILABLE) {
+                gain.put("pass", null);
+                gain.put("status", "n/a");
+                gain.put("detail", String.format("n/a: raw ONNX Runtime gains only %.2fx from batch 1 to batch %d "
+                        + "(< %.0f); measured %.0f vs %.0f req/s", available, b, SQL_GAIN_AVAILABLE,
+                        batched.goodput(), one.goodput()));
+            } else {
+                gain.put("pass", ratio >= SQL_GAIN_GOAL);
+                gain.put("detail", String.format("%.0f vs %.0f req/s; raw ONNX Runtime ceiling ratio %.2fx (batch %d "
+                        + "vs 1)", batched.goodput(), one.goodput(), available, b));
+            }
+        }
+        out.add(gain);
+
+        ConfigResult job = s.configs.get("job-batching-default");
+        Map<String, Object> vs = target(s, "sql_vs_datastream", BenchmarkRunner.SQL_BATCHED, runId);
+        vs.put("description", "goodput of ML_PREDICT with the job's batching options / goodput of the DataStream "
+                + "job with the same options (job-batching-default)");
+        vs.put("goal", ">= " + SQL_VS_JOB_GOAL);
+        if (batched == null || job == null || job.goodput() <= 0) {
+            vs.put("measured", null);
+            vs.put("pass", null);
+            vs.put("status", "not measured");
+            vs.put("detail", batched == null ? "no " + BenchmarkRunner.SQL_BATCHED + " in this run"
+                    : job == null ? "no job-batching-default in this run (add --configs=...,job-batching-default)"
+                    : "job-batching-default had no goodput " + describe(job));
+        } else {
+            double ratio = batched.goodput() / job.goodput();
+            vs.put("measured", ratio);
+            vs.put("pass", ratio >= SQL_VS_JOB_GOAL);
+            vs.put("detail", String.format("%.0f vs %.0f req/s", batched.goodput(), job.goodput()));
+        }
+        out.add(vs);
+        for (ConfigResult r : new ConfigResult[] {batched, one}) {
+            if (r != null) {
+                cpu(s, r, r.config.name(), runId, out);
+            }
+        }
+    }
+
+    private static String describe(ConfigResult r) {
+        if (r == null) {
+            return "(not run)";
+        }
+        return r.failure != null ? "(failed: " + r.failure + ")" : String.format("(goodput %.0f/s)", r.goodput());
     }
 
     /** Roofline goal: goodput at least this share of R. */

@@ -2,14 +2,19 @@ package io.flinkgpu.bench.run;
 
 import io.flinkgpu.bench.load.LoadDriver;
 import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.load.Target;
 import io.flinkgpu.bench.load.ThreadCpu;
 import io.flinkgpu.bench.scenario.Scenario;
 import io.flinkgpu.bench.sut.Ceiling;
 import io.flinkgpu.bench.sut.Deployments;
 import io.flinkgpu.bench.sut.JobTopics;
 import io.flinkgpu.bench.sut.KafkaTarget;
+import io.flinkgpu.bench.sut.RowsPerBatch;
+import io.flinkgpu.bench.sut.SqlPredict;
 import io.flinkgpu.bench.sweep.RateSweep;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.protocol.BinaryCodec;
+import io.flinkgpu.inference.protocol.WireCodec;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
@@ -73,6 +78,10 @@ public final class BenchmarkRunner {
 
     /** The passthrough configuration's name (and role). */
     public static final String PASSTHROUGH = "passthrough";
+    /** The SQL configurations' names and role. */
+    public static final String SQL_BATCHED = "sql-batched";
+    public static final String SQL_BATCH1 = "sql-batch1";
+    public static final String SQL_ROLE = "sql";
 
     private final BenchmarkSettings settings;
     private final Path repo;
@@ -110,6 +119,18 @@ public final class BenchmarkRunner {
             candidate.forEach((k, v) -> d.append(" -D").append(k).append('=').append(v));
             all.add(new SutConfig("job-tuned-" + i++, "batching", Deployments.Kind.JOB, candidate, d.toString()));
         }
+        // ML_PREDICT with the onnx model provider, the job's batching options; and the same with one row per call
+        Configuration base = Configuration.fromMap(userOptions);
+        String concurrent = String.valueOf(SqlPredict.concurrency(base));
+        String sql = "Kafka table (JSON rows) -> ML_PREDICT with the onnx model provider, async, "
+                + "max-concurrent-operations " + concurrent + " (max-batch-size x (max-enqueued-batches + "
+                + "execution-threads) of the job's options), unordered -> Kafka table; ";
+        all.add(new SutConfig(SQL_BATCHED, SQL_ROLE, Deployments.Kind.SQL, Map.of(SqlPredict.MAX_CONCURRENT, concurrent,
+                GpuInferenceOptions.MAX_BATCH_SIZE.key(), String.valueOf(base.get(GpuInferenceOptions.MAX_BATCH_SIZE))),
+                sql + "the model's max-batch-size, max-queue-delay, device and inference.* options are the job's"));
+        all.add(new SutConfig(SQL_BATCH1, SQL_ROLE, Deployments.Kind.SQL, Map.of(SqlPredict.MAX_CONCURRENT, concurrent,
+                GpuInferenceOptions.MAX_BATCH_SIZE.key(), "1"), sql + "'max-batch-size' = '1' (one row per inference "
+                + "call), otherwise as " + SQL_BATCHED));
         // Last, when the JVM is warmest: a floor measured cold would understate it and flatter the roofline target.
         all.add(new SutConfig(PASSTHROUGH, "passthrough", Deployments.Kind.PASSTHROUGH, Map.of(),
                 "InferenceJob's source, parser and sinks with no inference: each request answered with zeros of the "
@@ -226,21 +247,35 @@ public final class BenchmarkRunner {
         c.set(RestOptions.BIND_PORT, "0");
         c = Deployments.with(c, userOptions);
         c = Deployments.with(c, config.options());
-        JobClient job = Deployments.start(config.kind(), c, modelFile.toString(),
+        boolean sql = config.kind() == Deployments.Kind.SQL;
+        // the SQL tables' rows are JSON; the job's requests and responses are the binary wire format
+        WireCodec codec = sql ? SqlPredict.codec(c, scenario.model()) : new BinaryCodec();
+        JobClient job = Deployments.start(config.kind(), c, scenario.model(), modelFile.toString(),
                 "bench " + scenario.name() + " " + config.name());
-        try (KafkaTarget target = new KafkaTarget(kafka.bootstrapServers(), topics.requests(), topics.responses(),
-                scenario, new BinaryCodec(), false)) {
-            if (!target.awaitReady(runIds++, Duration.ofSeconds(90))) {
+        RowsPerBatch meter = null;
+        try (KafkaTarget kafkaTarget = new KafkaTarget(kafka.bootstrapServers(), topics.requests(),
+                topics.responses(), scenario, codec, false)) {
+            if (!kafkaTarget.awaitReady(runIds++, Duration.ofSeconds(90))) {
                 throw new IllegalStateException("the job did not answer within 90 s");
+            }
+            Target target = kafkaTarget;
+            if (sql) {
+                meter = RowsPerBatch.attach(kafkaTarget, SqlPredict.runtimeSettings(c, scenario.model()));
+                if (!meter.attached()) {
+                    out.println("    the query's shared runtime was not found: no mean batch size for its points");
+                }
+                target = meter;
             }
             r.unloaded = LoadDriver.closedLoop(target, runIds++, 1, settings.unloaded(), scenario.sloMs(), null);
             out.println("    unloaded (closed loop): " + r.unloaded.line());
-            RateSweep.PointRunner runner = rate -> point(target, scenario, config, rate);
+            Target measured = target;
+            RowsPerBatch batches = meter;
+            RateSweep.PointRunner runner = rate -> point(measured, batches, scenario, config, rate);
             r.sweep = RateSweep.run(settings.plan(scenario.startRate()), runner);
             out.printf("    goodput %.0f/s%n", r.goodput());
             if (r.goodput() > 0 && config.role().equals("batching")) {
-                r.extra.put("at_10pct_of_capacity", point(target, scenario, config, 0.1 * r.goodput()));
-                r.extra.put("at_80pct_of_capacity", point(target, scenario, config, 0.8 * r.goodput()));
+                r.extra.put("at_10pct_of_capacity", point(target, null, scenario, config, 0.1 * r.goodput()));
+                r.extra.put("at_80pct_of_capacity", point(target, null, scenario, config, 0.8 * r.goodput()));
                 double baseline = 0;
                 for (ConfigResult other : scenarioResult.configs.values()) {
                     if (other.config.role().equals("per-record")) {
@@ -248,7 +283,7 @@ public final class BenchmarkRunner {
                     }
                 }
                 if (baseline > 0) {
-                    r.extra.put("at_per_record_goodput", point(target, scenario, config, baseline));
+                    r.extra.put("at_per_record_goodput", point(target, null, scenario, config, baseline));
                 }
             }
         } finally {
@@ -257,15 +292,23 @@ public final class BenchmarkRunner {
             } catch (Exception e) {
                 // the job may have failed already
             }
+            if (meter != null) {
+                meter.close();
+            }
         }
     }
 
-    private PointResult point(KafkaTarget target, Scenario scenario, SutConfig config, double rate)
+    /** One open-loop point; {@code batches}, if not null, gives its mean batch size (rows per batch). */
+    private PointResult point(Target target, RowsPerBatch batches, Scenario scenario, SutConfig config, double rate)
             throws Exception {
         int run = runIds++;
         out.printf("    %s: rate %.0f/s ...%n", config.name(), rate);
+        long[] mark = batches == null ? null : batches.mark();
         PointResult p = LoadDriver.openLoop(target, run, rate, settings.point(), scenario.sloMs(),
                 (scenario.name() + config.name()).hashCode() * 31L + Math.round(rate), null);
+        if (batches != null) {
+            p = p.withMeanBatch(batches.since(mark));
+        }
         out.println("      " + p.line());
         return p;
     }

@@ -47,22 +47,28 @@ public final class Deployments {
 
     /**
      * JOB: the inference job. PASSTHROUGH: the job with {@link Passthrough} in place of inference.
-     * FLINK_MAP / FLINK_ASYNC: per-record ONNX Runtime baselines.
+     * FLINK_MAP / FLINK_ASYNC: per-record ONNX Runtime baselines. SQL: {@code ML_PREDICT} with the
+     * {@code onnx} model provider between Kafka tables ({@link SqlPredict}).
      */
-    public enum Kind { JOB, PASSTHROUGH, FLINK_MAP, FLINK_ASYNC }
+    public enum Kind { JOB, PASSTHROUGH, FLINK_MAP, FLINK_ASYNC, SQL }
 
     /**
      * Starts {@code kind} with {@code config} (bootstrap servers, topics, model repository and any
-     * {@code -D} option already set in it), on a local cluster started in the thread group
+     * {@code -D} option already set in it) for {@code model} of the repository (whose file is
+     * {@code modelFile}), on a local cluster started in the thread group
      * {@link ThreadCpu#FLINK_GROUP} so that its threads' CPU is told apart.
      */
-    public static JobClient start(Kind kind, Configuration config, String modelFile, String name) throws Exception {
+    public static JobClient start(Kind kind, Configuration config, String model, String modelFile, String name)
+            throws Exception {
         Configuration c = new Configuration(config);
         c.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                 Files.createTempDirectory("bench-checkpoints").toUri().toString());
         return ThreadCpu.inGroup(ThreadCpu.FLINK_GROUP, () -> {
             if (kind == Kind.JOB) {
                 return startJob(c, 1, name);
+            }
+            if (kind == Kind.SQL) {
+                return SqlPredict.start(c, model, name);
             }
             StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(c);
             env.setParallelism(1);

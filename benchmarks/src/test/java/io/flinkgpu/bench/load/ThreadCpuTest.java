@@ -23,6 +23,13 @@ class ThreadCpuTest {
                 + "requests (1/1)#0", TASK)).isEqualTo(Part.JOB_OPERATOR);
         assertThat(ThreadCpu.classify("Source: Kafka requests -> Map ONNX Runtime per record (1/1)#0", TASK))
                 .isEqualTo(Part.JOB_OPERATOR);
+        // the SQL configurations: the planner chains the Kafka table, ML_PREDICT and the sink in one task
+        String sql = "Source: requests[1] -> MLPredictTableFunction[2] -> Calc[3] -> responses[4]: Writer -> "
+                + "responses[4]: Committer (1/1)#0";
+        assertThat(ThreadCpu.classify(sql, TASK)).isEqualTo(Part.JOB_OPERATOR);
+        assertThat(ThreadCpu.classify("Source Data Fetcher for Source: requests[1] (1/1)#0", TASK))
+                .isEqualTo(Part.JOB_SOURCE);
+        assertThat(ThreadCpu.classify("gpu-inference-shared-cpu:0-1", TASK)).isEqualTo(Part.JOB_INFERENCE);
         assertThat(ThreadCpu.classify("Source Data Fetcher for " + chain, TASK)).isEqualTo(Part.JOB_SOURCE);
         assertThat(ThreadCpu.classify("Source: Kafka requests -> Parse (1/1)#0", TASK)).isEqualTo(Part.JOB_PARSER);
         assertThat(ThreadCpu.classify("Source: Kafka requests (1/1)#0", TASK)).isEqualTo(Part.JOB_SOURCE);

@@ -1,0 +1,239 @@
+package io.flinkgpu.bench.sut;
+
+import io.flinkgpu.inference.model.ModelConfig;
+import io.flinkgpu.inference.model.ModelRepository;
+import io.flinkgpu.inference.model.TensorSpec;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.operator.InferenceSettings;
+import io.flinkgpu.inference.protocol.DataType;
+import io.flinkgpu.job.InferenceJobOptions;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+
+/**
+ * The SQL configurations: the requests topic as a Kafka table of JSON rows ({@link SqlRowCodec}),
+ * {@code ML_PREDICT} with the {@code onnx} model provider, into a Kafka table whose record key is
+ * the request id:
+ *
+ * <pre>
+ *   INSERT INTO responses SELECT id, &lt;outputs&gt;, error
+ *   FROM ML_PREDICT(TABLE requests, MODEL bench_model, DESCRIPTOR(&lt;inputs&gt;),
+ *                   MAP['async', 'true', 'max-concurrent-operations', 'N', 'output-mode', 'ALLOW_UNORDERED'])
+ * </pre>
+ *
+ * The model's options come from the same configuration the DataStream job gets (defaults, the
+ * run's {@code -D} options and the configuration's own): {@code max-batch-size},
+ * {@code max-queue-delay} and {@code device} from their {@code inference.*} keys, every other
+ * {@code inference.*} key of the library's runtime passed through as it is (execution threads,
+ * intra-op threads, the simulated device's speed, ...). Like the job it runs at parallelism 1 on a
+ * local cluster with RocksDB, the job's checkpoint interval, buffer timeout and object reuse, and
+ * a Kafka sink with the job's 2 ms linger.
+ */
+public final class SqlPredict {
+    private SqlPredict() {}
+
+    /**
+     * The configuration key (the benchmark's own, not Flink's) for ML_PREDICT's
+     * {@code max-concurrent-operations}: rows its async operator keeps in flight per task.
+     */
+    public static final String MAX_CONCURRENT = "bench.sql.max-concurrent-operations";
+
+    /** The model's name in the SQL catalog. */
+    static final String SQL_MODEL = "bench_model";
+    /** The OUTPUT column holding a row's error (on-error = ERROR_COLUMN). */
+    static final String ERROR_COLUMN = "error";
+
+    /** The runtime options the provider takes as its own options rather than passed through. */
+    private static final Set<String> TRANSLATED = Set.of(GpuInferenceOptions.MODEL_REPOSITORY.key(),
+            GpuInferenceOptions.MAX_BATCH_SIZE.key(), GpuInferenceOptions.MAX_QUEUE_DELAY.key(),
+            GpuInferenceOptions.DEVICE_TYPE.key());
+
+    /**
+     * The rows in flight that let ML_PREDICT fill batches as the job does: the job's operator takes
+     * input until {@code max-enqueued-batches} full batches wait besides the one executing on each
+     * execution thread, i.e. {@code max-batch-size x (max-enqueued-batches + execution-threads)}
+     * requests (160 at the defaults, where Flink's own default is 10, which would cap every batch
+     * at 10 rows).
+     */
+    public static int concurrency(ReadableConfig c) {
+        return c.get(GpuInferenceOptions.MAX_BATCH_SIZE)
+                * (c.get(GpuInferenceOptions.MAX_ENQUEUED_BATCHES) + c.get(GpuInferenceOptions.EXECUTION_THREADS));
+    }
+
+    /** The rows' codec for {@code model} of the repository in {@code c}. */
+    public static SqlRowCodec codec(ReadableConfig c, String model) {
+        return new SqlRowCodec(model, config(c, model), ERROR_COLUMN);
+    }
+
+    private static ModelConfig config(ReadableConfig c, String model) {
+        String repository = c.get(GpuInferenceOptions.MODEL_REPOSITORY);
+        return ModelRepository.open(Path.of(repository)).model(model).orElseThrow(() ->
+                new IllegalArgumentException("the repository " + repository + " has no model '" + model + "'"))
+                .config();
+    }
+
+    /** The keys of every {@link GpuInferenceOptions} option. */
+    static Set<String> runtimeKeys() {
+        Set<String> keys = new TreeSet<>();
+        for (Field f : GpuInferenceOptions.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {
+                try {
+                    keys.add(((ConfigOption<?>) f.get(null)).key());
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return keys;
+    }
+
+    /** The model's WITH options for {@code model} under {@code c}, in order. */
+    public static Map<String, String> modelOptions(Configuration c, String model) {
+        Map<String, String> with = new LinkedHashMap<>();
+        with.put("provider", "onnx");
+        with.put("repository", c.get(GpuInferenceOptions.MODEL_REPOSITORY));
+        with.put("model", model);
+        with.put("max-batch-size", String.valueOf(c.get(GpuInferenceOptions.MAX_BATCH_SIZE)));
+        with.put("max-queue-delay", c.get(GpuInferenceOptions.MAX_QUEUE_DELAY).toNanos() + " ns");
+        with.put("device", c.get(GpuInferenceOptions.DEVICE_TYPE));
+        with.put("on-error", "ERROR_COLUMN");
+        with.put("error-column", ERROR_COLUMN);
+        Set<String> runtime = runtimeKeys();
+        new java.util.TreeMap<>(c.toMap()).forEach((k, v) -> {
+            if (runtime.contains(k) && !TRANSLATED.contains(k)) {
+                with.put(k, v);
+            }
+        });
+        return with;
+    }
+
+    /**
+     * The runtime settings the provider builds from {@link #modelOptions}: equal to the query's,
+     * so that {@link io.flinkgpu.inference.service.InferenceService#acquire} with them finds the
+     * query's shared runtime.
+     */
+    public static InferenceSettings runtimeSettings(Configuration c, String model) {
+        Configuration runtime = new Configuration();
+        modelOptions(c, model).forEach((k, v) -> {
+            if (k.startsWith("inference.")) {
+                runtime.setString(k, v);
+            }
+        });
+        runtime.set(GpuInferenceOptions.MODEL_REPOSITORY, c.get(GpuInferenceOptions.MODEL_REPOSITORY));
+        runtime.set(GpuInferenceOptions.MAX_BATCH_SIZE, c.get(GpuInferenceOptions.MAX_BATCH_SIZE));
+        runtime.set(GpuInferenceOptions.MAX_QUEUE_DELAY, java.time.Duration.ofNanos(
+                c.get(GpuInferenceOptions.MAX_QUEUE_DELAY).toNanos()));
+        runtime.set(GpuInferenceOptions.DEVICE_TYPE, c.get(GpuInferenceOptions.DEVICE_TYPE));
+        return InferenceSettings.fromConfiguration(runtime);
+    }
+
+    /** The statements that set the query up, in order, the INSERT last. */
+    public static List<String> statements(Configuration c, String model) {
+        SqlRowCodec rows = codec(c, model);
+        String bootstrap = c.get(InferenceJobOptions.BOOTSTRAP_SERVERS);
+        String inputs = rows.inputs().stream().map(t -> column(t.name(), t)).collect(Collectors.joining(", "));
+        String outputs = rows.outputs().stream().map(t -> column(t.name(), t)).collect(Collectors.joining(", "));
+        String requests = "CREATE TEMPORARY TABLE requests (`id` STRING, " + inputs + ") WITH ("
+                + options(Map.of("connector", "kafka", "topic", c.get(InferenceJobOptions.REQUESTS_TOPIC),
+                        "properties.bootstrap.servers", bootstrap,
+                        "properties.group.id", c.get(InferenceJobOptions.GROUP_ID),
+                        "scan.startup.mode", startupMode(c.get(InferenceJobOptions.STARTING_OFFSETS)),
+                        "format", "json",
+                        // a row that is not JSON is skipped (the harness counts it lost), never a failed task
+                        "json.ignore-parse-errors", "true")) + ")";
+        String responses = "CREATE TEMPORARY TABLE responses (`id` STRING, " + outputs + ", `" + ERROR_COLUMN
+                + "` STRING) WITH (" + options(Map.of("connector", "kafka",
+                        "topic", c.get(InferenceJobOptions.RESPONSES_TOPIC),
+                        "properties.bootstrap.servers", bootstrap,
+                        "key.format", "raw", "key.fields", "id", "value.format", "json",
+                        "sink.delivery-guarantee", "at-least-once",
+                        "properties.linger.ms", "2")) + ")";
+        String createModel = "CREATE TEMPORARY MODEL " + SQL_MODEL + " INPUT (" + inputs + ") OUTPUT (" + outputs
+                + ", `" + ERROR_COLUMN + "` STRING) WITH (" + options(modelOptions(c, model)) + ")";
+        String descriptor = rows.inputs().stream().map(t -> "`" + t.name() + "`").collect(Collectors.joining(", "));
+        String outputNames = rows.outputs().stream().map(t -> "`" + t.name() + "`").collect(Collectors.joining(", "));
+        int concurrent = c.getOptional(org.apache.flink.configuration.ConfigOptions.key(MAX_CONCURRENT).intType()
+                .noDefaultValue()).orElse(concurrency(c));
+        String insert = "INSERT INTO responses SELECT `id`, " + outputNames + ", `" + ERROR_COLUMN + "` FROM ML_PREDICT("
+                + "TABLE requests, MODEL " + SQL_MODEL + ", DESCRIPTOR(" + descriptor + "), MAP['async', 'true', "
+                + "'max-concurrent-operations', '" + concurrent + "', 'output-mode', 'ALLOW_UNORDERED'])";
+        return List.of(requests, responses, createModel, insert);
+    }
+
+    /**
+     * Starts the query on a local cluster of its own (the caller picks the thread group). {@code c}
+     * holds the topics, the model repository and every option of the run.
+     */
+    static JobClient start(Configuration c, String model, String name) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(c);
+        env.setParallelism(1);
+        Configuration state = new Configuration();
+        if (c.getOptional(StateBackendOptions.STATE_BACKEND).isEmpty()) {
+            state.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        }
+        env.configure(state);
+        env.setBufferTimeout(c.get(InferenceJobOptions.BUFFER_TIMEOUT).toMillis());
+        env.getConfig().enableObjectReuse();
+        long interval = c.get(InferenceJobOptions.CHECKPOINT_INTERVAL).toMillis();
+        if (interval > 0) {
+            env.enableCheckpointing(interval);
+        }
+        StreamTableEnvironment tables = StreamTableEnvironment.create(env);
+        tables.getConfig().set("pipeline.name", name);
+        List<String> statements = statements(c, model);
+        for (String ddl : statements.subList(0, statements.size() - 1)) {
+            tables.executeSql(ddl);
+        }
+        return tables.executeSql(statements.get(statements.size() - 1)).getJobClient().orElseThrow(() ->
+                new IllegalStateException("the INSERT started no job"));
+    }
+
+    static String startupMode(String startingOffsets) {
+        return switch (startingOffsets.toLowerCase(java.util.Locale.ROOT)) {
+            case "earliest" -> "earliest-offset";
+            case "latest" -> "latest-offset";
+            default -> throw new IllegalArgumentException("starting offsets '" + startingOffsets + "': the SQL "
+                    + "configurations read from earliest or latest");
+        };
+    }
+
+    /** {@code `name` ARRAY<type>}: one sample of the tensor, row-major. */
+    static String column(String name, TensorSpec spec) {
+        return "`" + name.replace("`", "``") + "` ARRAY<" + sqlType(spec.datatype()) + ">";
+    }
+
+    static String sqlType(DataType t) {
+        return switch (t) {
+            case FP32 -> "FLOAT";
+            case FP64 -> "DOUBLE";
+            case INT64 -> "BIGINT";
+            case INT32 -> "INT";
+            case BOOL -> "BOOLEAN";
+            default -> throw new IllegalArgumentException(t + " tensors are not carried in SQL rows here");
+        };
+    }
+
+    private static String options(Map<String, String> options) {
+        return new java.util.TreeMap<>(options).entrySet().stream()
+                .map(e -> quote(e.getKey()) + " = " + quote(e.getValue()))
+                .collect(Collectors.joining(", "));
+    }
+
+    private static String quote(String s) {
+        return "'" + s.replace("'", "''") + "'";
+    }
+}
