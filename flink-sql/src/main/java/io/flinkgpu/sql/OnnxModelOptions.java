@@ -1,5 +1,6 @@
 package io.flinkgpu.sql;
 
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import java.time.Duration;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
@@ -8,13 +9,22 @@ import org.apache.flink.configuration.description.Description;
 /**
  * The options of {@code CREATE MODEL ... WITH ('provider' = 'onnx', ...)}. Any key starting with
  * {@value #PASS_THROUGH_PREFIX} is one of the library's operator options ({@code GpuInferenceOptions},
- * e.g. {@code 'inference.device.simulated.count' = '2'}) and is handed to the runtime as it is.
+ * e.g. {@code 'inference.device.simulated.count' = '2'}) and is handed to the runtime as it is;
+ * the keys this provider sets from its own options are refused there ({@link #OWNED_RUNTIME_KEYS}).
+ * Defaults are the DataStream operator's.
  */
 public final class OnnxModelOptions {
     private OnnxModelOptions() {}
 
     /** Keys with this prefix go to the library's runtime unchanged. */
     public static final String PASS_THROUGH_PREFIX = "inference.";
+
+    /** Runtime keys set from this provider's own options: refused as pass-through keys, with the option to use. */
+    public static final java.util.Map<String, String> OWNED_RUNTIME_KEYS = java.util.Map.of(
+            GpuInferenceOptions.MODEL_REPOSITORY.key(), "repository",
+            GpuInferenceOptions.MAX_BATCH_SIZE.key(), "max-batch-size",
+            GpuInferenceOptions.MAX_QUEUE_DELAY.key(), "max-queue-delay",
+            GpuInferenceOptions.DEVICE_TYPE.key(), "device");
 
     /** What happens to a row the model cannot take. */
     public enum OnError {
@@ -38,18 +48,19 @@ public final class OnnxModelOptions {
             .withDescription("A version to pin; without it, the version the model's version policy serves "
                     + "(the newest by default), which follows hot reloads.");
 
-    public static final ConfigOption<String> DEVICE = ConfigOptions.key("device").stringType().defaultValue("cpu")
+    public static final ConfigOption<String> DEVICE = ConfigOptions.key("device").stringType()
+            .defaultValue(GpuInferenceOptions.DEVICE_TYPE.defaultValue())
             .withDescription("Where the model runs: cpu, cuda, auto (CUDA when a GPU is usable, else the CPU) or "
                     + "simulated (a simulated GPU; its results are computed on the CPU and labelled simulated).");
 
     public static final ConfigOption<Integer> MAX_BATCH_SIZE = ConfigOptions.key("max-batch-size").intType()
-            .defaultValue(32)
+            .defaultValue(GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue())
             .withDescription("The most rows one inference call takes (capped by the model's max_batch_size). "
                     + "Concurrent rows of every task in the TaskManager that uses this model on the same device are "
                     + "batched together; 1 turns batching off.");
 
     public static final ConfigOption<Duration> MAX_QUEUE_DELAY = ConfigOptions.key("max-queue-delay").durationType()
-            .defaultValue(Duration.ofMillis(5))
+            .defaultValue(GpuInferenceOptions.MAX_QUEUE_DELAY.defaultValue())
             .withDescription("How long a row may wait for others to fill its batch.");
 
     public static final ConfigOption<Integer> PRIORITY = ConfigOptions.key("priority").intType().defaultValue(0)

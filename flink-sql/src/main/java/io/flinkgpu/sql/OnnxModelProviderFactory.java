@@ -115,6 +115,11 @@ public final class OnnxModelProviderFactory implements ModelProviderFactory {
         Set<String> known = runtimeOptionKeys();
         for (Map.Entry<String, String> e : raw.entrySet()) {
             if (e.getKey().startsWith(OnnxModelOptions.PASS_THROUGH_PREFIX)) {
+                String owner = OnnxModelOptions.OWNED_RUNTIME_KEYS.get(e.getKey());
+                if (owner != null) {
+                    throw new ValidationException("Model " + sqlName + ": '" + e.getKey() + "' is set by the "
+                            + "provider's own option; use '" + owner + "' instead");
+                }
                 if (!known.contains(e.getKey())) {
                     throw new ValidationException("Model " + sqlName + ": unknown option '" + e.getKey()
                             + "'; options starting with 'inference.' are the library's runtime options "

@@ -161,6 +161,8 @@ class OnnxModelProviderTest {
                         new String[] {"version", "9"}),
                 new Refusal("echo-fp32", "x ARRAY<FLOAT>", "y ARRAY<FLOAT>", "unknown option 'inference.no-such-key'",
                         new String[] {"inference.no-such-key", "1"}),
+                new Refusal("echo-fp32", "x ARRAY<FLOAT>", "y ARRAY<FLOAT>", "use 'max-batch-size' instead",
+                        new String[] {"inference.batching.max-batch-size", "4"}),
                 new Refusal("echo-fp32", "x ARRAY<FLOAT>", "y ARRAY<FLOAT>", "needs an OUTPUT column 'error'",
                         new String[] {"on-error", "ERROR_COLUMN"}),
                 new Refusal("echo-fp32", "x ARRAY<FLOAT>", "y ARRAY<FLOAT>", "'max-batch-size' must be at least 1",
