@@ -25,7 +25,9 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
  * One SQL column bound to one model tensor, checked when the query is planned and converted per
  * row. A column is a scalar (one element per row), an {@code ARRAY} of the elements in row-major
  * order (the tensor's shape comes from the model; one variable dimension is taken from the
- * array's length), or nested {@code ARRAY}s with one level per dimension of the tensor.
+ * array's length), nested {@code ARRAY}s with one level per dimension of the tensor, or, for a
+ * numeric tensor, {@code BYTES} holding its elements as raw little-endian bytes (the binary
+ * protocol's layout: no parsing, the row's bytes become the tensor's).
  *
  * <table>
  *   <caption>SQL element types and tensor data types</caption>
@@ -45,12 +47,15 @@ final class TensorColumn implements Serializable {
     /** Nesting depth of the column's type: 0 for a scalar, 1 for ARRAY, 2 for ARRAY of ARRAY, ... */
     final int depth;
     final LogicalTypeRoot element;
+    /** A BYTES column holding a numeric tensor's elements as raw little-endian bytes (the binary protocol's layout). */
+    final boolean raw;
 
-    private TensorColumn(String column, TensorSpec spec, int depth, LogicalTypeRoot element) {
+    private TensorColumn(String column, TensorSpec spec, int depth, LogicalTypeRoot element, boolean raw) {
         this.column = column;
         this.spec = spec;
         this.depth = depth;
         this.element = element;
+        this.raw = raw;
     }
 
     /** Binds {@code column} of type {@code type} to the model's tensor {@code spec}, or says why it cannot. */
@@ -69,6 +74,15 @@ final class TensorColumn implements Serializable {
                     + "BIGINT, INT, SMALLINT, TINYINT, BOOLEAN, STRING or BYTES, or ARRAYs of them");
         }
         DataType want = spec.datatype();
+        if (depth == 0 && (element == LogicalTypeRoot.BINARY || element == LogicalTypeRoot.VARBINARY)
+                && want.isFixedSize()) {
+            long variable = Arrays.stream(spec.shape()).filter(d -> d < 0).count();
+            if (variable > 1) {
+                throw new ValidationException(what + ": raw bytes cannot give " + variable
+                        + " variable dimensions; declare nested ARRAYs");
+            }
+            return new TensorColumn(column, spec, 0, element, true);
+        }
         boolean compatible = expected.get() == want || (want == DataType.FP16 && element == LogicalTypeRoot.FLOAT)
                 || (want == DataType.UINT8 && element == LogicalTypeRoot.TINYINT);
         if (!compatible) {
@@ -89,7 +103,7 @@ final class TensorColumn implements Serializable {
             throw new ValidationException(what + ": " + depth + " nested ARRAYs for a tensor of " + rank
                     + " dimensions per row; use one ARRAY (row-major) or " + rank + " nested ARRAYs");
         }
-        return new TensorColumn(column, spec, depth, element);
+        return new TensorColumn(column, spec, depth, element, false);
     }
 
     static Optional<DataType> tensorType(LogicalTypeRoot root) {
@@ -141,6 +155,19 @@ final class TensorColumn implements Serializable {
         if (row.isNullAt(pos)) {
             throw new BadValue(io.flinkgpu.inference.protocol.ErrorCode.MISSING_INPUT,
                     "column '" + column + "' is null");
+        }
+        if (raw) {
+            byte[] bytes = row.getBinary(pos);
+            int size = spec.datatype().elementSize();
+            if (bytes.length % size != 0) {
+                throw new BadValue(io.flinkgpu.inference.protocol.ErrorCode.SHAPE_MISMATCH, "column '" + column
+                        + "' has " + bytes.length + " bytes, not a whole number of " + spec.datatype() + " elements");
+            }
+            long[] sampleShape = flatShape(bytes.length / size);
+            long[] shape = new long[sampleShape.length + 1];
+            shape[0] = 1;
+            System.arraycopy(sampleShape, 0, shape, 1, sampleShape.length);
+            return new Tensor(spec.name(), spec.datatype(), shape, bytes); // the row's bytes, not copied
         }
         if (depth == 0) {
             return encode(spec.shape(), 1, (b, i) -> writeScalar(b, row, pos));
@@ -326,6 +353,9 @@ final class TensorColumn implements Serializable {
 
     /** The SQL value of an output tensor of one row (its leading batch dimension of 1 dropped). */
     Object toField(Tensor t) {
+        if (raw) {
+            return t.data();
+        }
         long[] shape = t.shape();
         int count = (int) t.elementCount();
         ByteBuffer b = ByteBuffer.wrap(t.data()).order(ByteOrder.LITTLE_ENDIAN);

@@ -142,6 +142,23 @@ class OnnxModelProviderTest {
     }
 
     @Test
+    void aBytesColumnCarriesANumericTensorAsRawLittleEndianBytesBothWays() throws Exception {
+        tEnv.executeSql(model("raw_in", "echo-fp32", "x BYTES", "y ARRAY<FLOAT>", "on-error", "ERROR_COLUMN",
+                "error-column", "e").replace("y ARRAY<FLOAT>)", "y ARRAY<FLOAT>, e STRING)"));
+        tEnv.executeSql(model("raw_both", "echo-fp32", "x BYTES", "y BYTES"));
+        // 1.0f, 2.0f, 3.0f little-endian; then 8 bytes (two floats) and 5 bytes (not whole floats)
+        String source = view("SELECT * FROM (VALUES (1, X'0000803F0000004000004040'), (2, X'0000803F00000040'), "
+                + "(3, X'0000803F00')) AS v(id, x)");
+        List<Row> floats = collect("SELECT id, y, e FROM ML_PREDICT(TABLE " + source + ", MODEL raw_in, DESCRIPTOR(x))");
+        assertThat((Float[]) floats.get(0).getField(1)).containsExactly(1f, 2f, 3f);
+        assertThat((String) floats.get(1).getField(2)).startsWith("SHAPE_MISMATCH: column 'x' has 2 elements");
+        assertThat((String) floats.get(2).getField(2)).startsWith("SHAPE_MISMATCH: column 'x' has 5 bytes");
+        List<Row> bytes = collect("SELECT id, y FROM ML_PREDICT(TABLE " + source + ", MODEL raw_both, DESCRIPTOR(x))");
+        assertThat((byte[]) bytes.get(0).getField(1)).containsExactly(0, 0, (byte) 0x80, 0x3F, 0, 0, 0, 0x40, 0, 0,
+                0x40, 0x40);
+    }
+
+    @Test
     void mismatchesAreRefusedWhenTheQueryIsPlannedWithAClearMessage() {
         record Refusal(String model, String input, String output, String expected, String[] options) {}
         List<Refusal> refusals = List.of(
