@@ -4,6 +4,10 @@ package io.flinkgpu.coordinator.collect;
  * One model version's metrics on one inference subtask (names as in docs/METRICS.md). Counters
  * are cumulative; histogram values are means over the operator's sliding window; NaN where the
  * metric was not reported. {@code tenantRequestsIn}: the cumulative valid requests per tenant.
+ * {@code errors}: the cumulative answers with an error code (every {@code error.<code>.errors} of
+ * the version summed; 0 where none was counted, NaN where not collected);
+ * {@code inferenceLatencyUsP99}: the 99th percentile of the batch execution time over the
+ * operator's window (the rollout engine compares versions by it).
  */
 public record ModelSample(
         String model,
@@ -17,9 +21,19 @@ public record ModelSample(
         double queueLatencyUsP99,
         double latencyModelAlphaUs,
         double latencyModelBetaUs,
-        java.util.Map<String, Double> tenantRequestsIn) {
+        java.util.Map<String, Double> tenantRequestsIn,
+        double errors,
+        double inferenceLatencyUsP99) {
     public ModelSample {
         tenantRequestsIn = tenantRequestsIn == null ? java.util.Map.of() : java.util.Map.copyOf(tenantRequestsIn);
+    }
+
+    /** Without error counts and latency percentile. */
+    public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
+            double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
+            double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn) {
+        this(model, version, requestsIn, responsesOut, batches, queuedSamples, batchSizeMean, inferenceLatencyUsMean,
+                queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, tenantRequestsIn, Double.NaN, Double.NaN);
     }
 
     /** Without per-tenant counts. */
