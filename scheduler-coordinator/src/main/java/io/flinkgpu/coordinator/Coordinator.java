@@ -11,9 +11,12 @@ import io.flinkgpu.coordinator.plan.PlacementPlan;
 import io.flinkgpu.coordinator.plan.TenantAccounting;
 import io.flinkgpu.coordinator.realize.PlanRealizer;
 import io.flinkgpu.coordinator.realize.Rescaler;
+import io.flinkgpu.coordinator.rollout.RolloutEngine;
+import io.flinkgpu.coordinator.rollout.RolloutSettings;
 import io.flinkgpu.coordinator.state.LatencySample;
 import io.flinkgpu.coordinator.state.StateStore;
 import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.VersionSplit;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,6 +44,11 @@ import org.slf4j.LoggerFactory;
  *   <li>decide ({@link PublishPolicy}): whether the proposal is worth a new epoch;
  *   <li>realize: record the plan in the {@link StateStore}, then publish it ({@link PlanRealizer}).
  * </ol>
+ *
+ * Gray releases ({@link RolloutEngine}) are judged on each collection, right after the
+ * evaluation; every plan carries the rollouts' version splits, and a changed split is published
+ * at once as its own epoch (the routes of the plan in force, no commands), whatever the rest of
+ * the cycle does.
  *
  * A cycle that stops early says why ({@link CycleResult#skipped}): the collection failed, rates
  * are still being measured, the operator paused planning, the job is being rescaled, or nothing
@@ -76,6 +84,7 @@ public final class Coordinator {
     private final StateStore store;
     private final CoordinatorMetrics metrics;
     private final Clock clock;
+    private final RolloutEngine rollouts;
 
     private volatile MetricSnapshot previous;
     private volatile Demand lastDemand;
@@ -98,7 +107,8 @@ public final class Coordinator {
             CoordinatorMetrics metrics, Clock clock, Rescaler rescaler) {
         this(source, demandEvaluator(config), PlacementStep.fromConfig(config),
                 ParallelismStep.fromConfig(config, rescaler, store), WarmRouting.fromConfig(config),
-                PublishPolicy.fromConfig(config), realizer, store, metrics, clock);
+                PublishPolicy.fromConfig(config), realizer, store, metrics, clock,
+                new RolloutEngine(store, CoordinatorOptions.rolloutSettings(config)));
     }
 
     /** The loop from its steps, with the warm-before-route step at its defaults ({@link WarmRouting#defaults}). */
@@ -109,10 +119,27 @@ public final class Coordinator {
                 metrics, clock);
     }
 
-    /** The loop from its steps, in the order a cycle runs them. */
+    /** The loop from its steps, in the order a cycle runs them (rollouts judged by the default settings). */
     public Coordinator(MetricSource source, DemandEvaluator evaluator, PlacementStep placement,
             ParallelismStep parallelism, WarmRouting warmRouting, PublishPolicy publishPolicy, PlanRealizer realizer,
             StateStore store, CoordinatorMetrics metrics, Clock clock) {
+        this(source, evaluator, placement, parallelism, warmRouting, publishPolicy, realizer, store, metrics, clock,
+                new RolloutEngine(store, RolloutSettings.defaults()));
+    }
+
+    /** The loop from its steps and its rollout engine (over the same {@code store}), warm-before-route at its defaults. */
+    public Coordinator(MetricSource source, DemandEvaluator evaluator, PlacementStep placement,
+            ParallelismStep parallelism, PublishPolicy publishPolicy, PlanRealizer realizer, StateStore store,
+            CoordinatorMetrics metrics, Clock clock, RolloutEngine rollouts) {
+        this(source, evaluator, placement, parallelism, WarmRouting.defaults(), publishPolicy, realizer, store,
+                metrics, clock, rollouts);
+    }
+
+    /** The loop from all its steps. */
+    public Coordinator(MetricSource source, DemandEvaluator evaluator, PlacementStep placement,
+            ParallelismStep parallelism, WarmRouting warmRouting, PublishPolicy publishPolicy, PlanRealizer realizer,
+            StateStore store, CoordinatorMetrics metrics, Clock clock, RolloutEngine rollouts) {
+        this.rollouts = rollouts;
         this.source = source;
         this.evaluator = evaluator;
         this.placement = placement;
@@ -165,6 +192,7 @@ public final class Coordinator {
         }
         MetricSnapshot before = previous;
         Demand demand = evaluate(before, snapshot, cycle);
+        advanceRollouts(snapshot, cycle);
         metrics.paused(store.paused());
         if (!ratesMeasured(before)) {
             return skip(cycle, demand, "measuring: rates need a second collection");
@@ -248,7 +276,7 @@ public final class Coordinator {
     }
 
     private PlacementStep.Proposal plan(Demand demand, Optional<ControlMessage> last, Cycle cycle) {
-        PlacementStep.Proposal proposal = placement.propose(demand, store, last.isEmpty(), cycle.now());
+        PlacementStep.Proposal proposal = placement.propose(demand, store, noPlacementYet(last), cycle.now());
         lastDevices = proposal.devices();
         lastTenantUsage = proposal.tenantUsage();
         metrics.tenants(lastTenantUsage);
@@ -259,7 +287,8 @@ public final class Coordinator {
     private ControlMessage nextPlan(Optional<ControlMessage> last, Demand demand, PlacementStep.Proposal proposal,
             WarmRouting.Result routing, List<Decision> decisions, Cycle cycle) {
         return ControlMessage.of(store.lastEpoch() + 1, cycle.now(), demand.parallelism(), routing.routes(),
-                routing.commands(), summary(last.isEmpty(), proposal.plan(), decisions));
+                routing.commands(), summary(noPlacementYet(last), proposal.plan(), decisions))
+                .withVersionSplits(rollouts.splits());
     }
 
     /** A dry run hands the plan to the realizer to show it, and records nothing. */
@@ -309,6 +338,65 @@ public final class Coordinator {
         }
         metrics.cycle(cycle.seconds(), decisions.size());
         return new CycleResult(!unpublished, message, proposal.plan(), demand, null);
+    }
+
+    // ---- gray releases --------------------------------------------------------------------
+
+    /** Judges the running rollouts on this collection (not in dry runs) and publishes a changed split. */
+    private void advanceRollouts(MetricSnapshot snapshot, Cycle cycle) {
+        if (!cycle.dryRun()) {
+            rollouts.advance(snapshot, cycle.now());
+            publishVersionSplits("rollout");
+        }
+    }
+
+    /**
+     * Publishes the rollouts' version splits at once where they differ from the plan in force's:
+     * a new epoch with that plan's parallelism and routes and no commands (before any plan: no
+     * routes, so the job keeps hashing while it pins versions). Called by each cycle and by the
+     * admin API after a rollout request, so a rollback or an abort goes out without waiting.
+     *
+     * @return the plan published (or recorded, if publishing failed: the next cycle retries), or empty
+     *     where the splits were current
+     */
+    public synchronized Optional<ControlMessage> publishVersionSplits(String why) {
+        List<VersionSplit> splits = rollouts.splits();
+        Optional<ControlMessage> last = store.lastPlan();
+        if (last.map(ControlMessage::versionSplits).orElse(List.of()).equals(splits)) {
+            return Optional.empty();
+        }
+        long now = clock.millis();
+        List<String> parts = new ArrayList<>();
+        splits.forEach(s -> parts.add(s.model() + ": " + s.reason()));
+        String reason = "version splits (" + why + "): " + (parts.isEmpty() ? "none" : String.join("; ", parts));
+        ControlMessage message = new ControlMessage(ControlMessage.SCHEMA_VERSION, store.lastEpoch() + 1, now,
+                last.map(ControlMessage::parallelism).orElse(0), last.map(ControlMessage::routes).orElse(List.of()),
+                List.of(), reason, splits);
+        store.recordPlan(message);
+        store.appendDecisions(List.of(new Decision(now, "PUBLISH", null, null,
+                "epoch " + message.epoch() + ": " + reason)));
+        try {
+            realizer.publish(message);
+            unpublished = false;
+            metrics.planPublished(message.epoch(), 0);
+            LOG.info("Published plan epoch {}: {}", message.epoch(), reason);
+        } catch (Exception e) {
+            unpublished = true;
+            LOG.warn("Plan epoch {} recorded but not published (retried next cycle): {}", message.epoch(),
+                    e.toString());
+        }
+        return Optional.of(message);
+    }
+
+    /** No placement was published yet: no plan, or only plans that carried version splits. */
+    private static boolean noPlacementYet(Optional<ControlMessage> last) {
+        // a plan of version splits only (a rollout's) places nothing; one of LOADs only (warm before route) does
+        return last.isEmpty() || (last.get().routes().isEmpty() && last.get().commands().isEmpty());
+    }
+
+    /** The rollouts, their admin requests and their splits. */
+    public RolloutEngine rollouts() {
+        return rollouts;
     }
 
     // ---- early ends ---------------------------------------------------------------------

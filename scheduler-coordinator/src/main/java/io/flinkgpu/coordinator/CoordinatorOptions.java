@@ -330,6 +330,69 @@ public final class CoordinatorOptions {
             .withDescription("Password of the private key in coordinator.admin.tls.keystore, a secret reference; "
                     + "unset: the keystore's password (as keytool writes PKCS12 files).");
 
+    // ---- gray releases (rollout.RolloutEngine) -------------------------------------------
+    public static final ConfigOption<java.util.List<Double>> ROLLOUT_STEPS = ConfigOptions.key("coordinator.rollout.steps")
+            .doubleType()
+            .asList()
+            .defaultValues(5.0, 25.0, 50.0, 100.0)
+            .withDescription("The new version's share of a model's traffic at each canary step, in percent, "
+                    + "ascending, the last 100 (reaching it ends the rollout), e.g. '5;25;50;100'. A rollout "
+                    + "started through the admin API may give its own.");
+
+    public static final ConfigOption<Duration> ROLLOUT_MIN_DWELL = ConfigOptions.key("coordinator.rollout.min-dwell")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(2))
+            .withDescription("How long a rollout step (or the shadow phase) lasts at least before the new version "
+                    + "is compared with the old one.");
+
+    public static final ConfigOption<Long> ROLLOUT_MIN_SAMPLES = ConfigOptions.key("coordinator.rollout.min-samples")
+            .longType()
+            .defaultValue(200L)
+            .withDescription("Answers each version must have given within a rollout step before the step is judged.");
+
+    public static final ConfigOption<Double> ROLLOUT_SIGNIFICANCE = ConfigOptions.key("coordinator.rollout.significance")
+            .doubleType()
+            .defaultValue(0.01)
+            .withDescription("Level of the one-sided two-proportion z-test on error rates: the new version is worse "
+                    + "when the p-value of 'its error rate is above the old one's' is below this. In (0, 0.5).");
+
+    public static final ConfigOption<Double> ROLLOUT_LATENCY_TOLERANCE = ConfigOptions.key(
+            "coordinator.rollout.latency-tolerance")
+            .doubleType()
+            .defaultValue(0.2)
+            .withDescription("The new version is worse when its p99 batch latency (inferenceLatencyUs_p99, the "
+                    + "highest over the subtasks) exceeds the old version's times (1 + this).");
+
+    public static final ConfigOption<Long> ROLLOUT_LATENCY_MIN_BATCHES = ConfigOptions.key(
+            "coordinator.rollout.latency-min-batches")
+            .longType()
+            .defaultValue(200L)
+            .withDescription("Batches each version must have run within a rollout step before their p99 batch "
+                    + "latencies are compared (until then only error rates are): the first batch of a freshly loaded "
+                    + "version includes the load, and among fewer than about 200 batches one slow batch is the p99.");
+
+    public static final ConfigOption<Double> ROLLOUT_SHADOW_FRACTION = ConfigOptions.key(
+            "coordinator.rollout.shadow-fraction")
+            .doubleType()
+            .defaultValue(0.1)
+            .withDescription("In shadow mode, the share of a model's requests copied to the new version (its answers "
+                    + "are counted and discarded), in (0, 1]. A rollout may give its own.");
+
+    public static final ConfigOption<io.flinkgpu.coordinator.rollout.Rollout.AfterShadow> ROLLOUT_AFTER_SHADOW =
+            ConfigOptions.key("coordinator.rollout.after-shadow")
+                    .enumType(io.flinkgpu.coordinator.rollout.Rollout.AfterShadow.class)
+                    .defaultValue(io.flinkgpu.coordinator.rollout.Rollout.AfterShadow.CANARY)
+                    .withDescription("What a passed shadow phase leads to: CANARY (the canary steps follow) or FINISH "
+                            + "(the rollout is done and the new version serves 100%). A rollout may say its own.");
+
+    /** The rollout engine's settings ({@code coordinator.rollout.*}); steps from percent to fractions. */
+    public static io.flinkgpu.coordinator.rollout.RolloutSettings rolloutSettings(ReadableConfig c) {
+        return new io.flinkgpu.coordinator.rollout.RolloutSettings(c.get(ROLLOUT_MIN_DWELL), c.get(ROLLOUT_MIN_SAMPLES),
+                c.get(ROLLOUT_SIGNIFICANCE), c.get(ROLLOUT_LATENCY_TOLERANCE), c.get(ROLLOUT_LATENCY_MIN_BATCHES),
+                c.get(ROLLOUT_STEPS).stream().map(p -> p / 100).toList(), c.get(ROLLOUT_SHADOW_FRACTION),
+                c.get(ROLLOUT_AFTER_SHADOW));
+    }
+
     public static PlannerSettings plannerSettings(ReadableConfig c) {
         return new PlannerSettings(c.get(TARGET_UTILIZATION), c.get(HYSTERESIS), c.get(HOT_THRESHOLD),
                 c.get(MOVE_PENALTY), c.get(MIN_MOVE_INTERVAL).toMillis(), c.get(REVERSAL_WINDOW).toMillis(),

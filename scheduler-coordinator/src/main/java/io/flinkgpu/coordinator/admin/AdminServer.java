@@ -61,6 +61,9 @@ import org.slf4j.LoggerFactory;
  * PUT    /api/tenants/{name}          {"weight": w}
  * POST   /api/pause, /api/resume      automatic rebalancing off/on
  * PUT    /api/parallelism             {"parallelism": n}: rescale the inference vertex (adaptive scheduler)
+ * GET    /api/rollouts[/{model}]      gray releases; POST /api/rollouts to start one,
+ *                                     POST /api/rollouts/{model}/pause|resume|abort, DELETE /api/rollouts/{model}
+ *                                     ({@link RolloutApi})
  * GET    /metrics                     Prometheus text (read or admin token unless coordinator.admin.metrics.open)
  * </pre>
  */
@@ -84,6 +87,7 @@ public final class AdminServer implements AutoCloseable {
     private final byte[] readDigest;
     private final boolean metricsOpen;
     private final Rescaler rescaler;
+    private final RolloutApi rollouts;
     private final ObjectMapper json = JsonMapper.builder()
             .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -108,6 +112,7 @@ public final class AdminServer implements AutoCloseable {
         this.coordinator = coordinator;
         this.store = coordinator.store();
         this.rescaler = rescaler;
+        this.rollouts = new RolloutApi(coordinator);
         InetSocketAddress address = new InetSocketAddress(settings.bindAddress(), settings.port());
         SSLContext tls = settings.tls();
         this.https = tls != null;
@@ -368,7 +373,9 @@ public final class AdminServer implements AutoCloseable {
                 ok(ex, Map.of("paused", false));
             }
             default -> {
-                if (method.equals("PUT") && path.startsWith("/api/tenants/")) {
+                if (RolloutApi.handles(path)) {
+                    rollouts(ex, method, path);
+                } else if (method.equals("PUT") && path.startsWith("/api/tenants/")) {
                     String tenant = path.substring("/api/tenants/".length());
                     if (!NAME.matcher(tenant).matches()) {
                         throw new BadRequest(400, "tenant must match " + NAME.pattern());
@@ -398,6 +405,18 @@ public final class AdminServer implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** Gray releases ({@link RolloutApi}): the engine's refusals keep their status and reason. */
+    private void rollouts(HttpExchange ex, String method, String path) throws IOException, BadRequest {
+        JsonNode body = RolloutApi.wantsBody(method, path) ? body(ex) : null;
+        Object answer;
+        try {
+            answer = rollouts.handle(method, path, body);
+        } catch (io.flinkgpu.coordinator.rollout.RolloutException e) {
+            throw new BadRequest(e.status(), e.getMessage());
+        }
+        ok(ex, answer);
     }
 
     private JsonNode body(HttpExchange ex) throws IOException, BadRequest {

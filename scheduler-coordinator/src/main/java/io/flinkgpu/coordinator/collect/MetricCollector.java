@@ -40,6 +40,8 @@ public final class MetricCollector implements MetricSource {
     private static final String VERSION_GROUP = "." + MetricNames.VERSION + ".";
     private static final String TENANT_GROUP = MetricNames.TENANT + ".";
     private static final String TENANT_REQUESTS_IN = "." + MetricNames.REQUESTS_IN;
+    private static final String ERROR_GROUP = MetricNames.ERROR + ".";
+    private static final String ERROR_COUNT = "." + MetricNames.ERRORS;
     /** Flink's own task metrics (not the operator's): how busy and how backpressured a subtask is. */
     private static final String BUSY_TIME = "busyTimeMsPerSecond";
     private static final String BACK_PRESSURED_TIME = "backPressuredTimeMsPerSecond";
@@ -186,12 +188,17 @@ public final class MetricCollector implements MetricSource {
         perModel.forEach((key, m) -> {
             String[] mv = key.split("\u0000", 2);
             Map<String, Double> tenants = new TreeMap<>();
-            m.forEach((metric, value) -> {
+            double errors = 0;
+            for (Map.Entry<String, Double> mv2 : m.entrySet()) {
+                String metric = mv2.getKey();
+                double value = mv2.getValue();
                 if (metric.startsWith(TENANT_GROUP) && metric.endsWith(TENANT_REQUESTS_IN)) {
                     tenants.put(metric.substring(TENANT_GROUP.length(), metric.length() - TENANT_REQUESTS_IN.length()),
                             value);
+                } else if (metric.startsWith(ERROR_GROUP) && metric.endsWith(ERROR_COUNT) && Double.isFinite(value)) {
+                    errors += value; // model.<m>.version.<v>.error.<code>.errors, summed over the codes
                 }
-            });
+            }
             models.add(new ModelSample(mv[0], mv[1], m.getOrDefault(MetricNames.REQUESTS_IN, Double.NaN),
                     m.getOrDefault(MetricNames.RESPONSES_OUT, Double.NaN),
                     m.getOrDefault(MetricNames.BATCHES, Double.NaN),
@@ -201,7 +208,8 @@ public final class MetricCollector implements MetricSource {
                     m.getOrDefault(MetricNames.p99(MetricNames.QUEUE_LATENCY_US), Double.NaN),
                     m.getOrDefault(MetricNames.LATENCY_MODEL_ALPHA_US, Double.NaN),
                     m.getOrDefault(MetricNames.LATENCY_MODEL_BETA_US, Double.NaN), tenants,
-                    m.getOrDefault(MetricNames.LOADED, Double.NaN)));
+                    m.getOrDefault(MetricNames.LOADED, Double.NaN), errors,
+                    m.getOrDefault(MetricNames.p99(MetricNames.INFERENCE_LATENCY_US), Double.NaN)));
         });
         return new SubtaskSample(index, device, memUsed, memTotal, util,
                 values.getOrDefault(BUSY_TIME, Double.NaN), values.getOrDefault(BACK_PRESSURED_TIME, Double.NaN), queued,

@@ -6,6 +6,10 @@ package io.flinkgpu.coordinator.collect;
  * metric was not reported. {@code tenantRequestsIn}: the cumulative valid requests per tenant.
  * {@code loaded}: the version's {@code loaded} gauge (1 while it is loaded and ready on the
  * subtask's device, 0 otherwise, NaN where not reported).
+ * {@code errors}: the cumulative answers with an error code (every {@code error.<code>.errors} of
+ * the version summed; 0 where none was counted, NaN where not collected);
+ * {@code inferenceLatencyUsP99}: the 99th percentile of the batch execution time over the
+ * operator's window (the rollout engine compares versions by it).
  */
 public record ModelSample(
         String model,
@@ -20,12 +24,34 @@ public record ModelSample(
         double latencyModelAlphaUs,
         double latencyModelBetaUs,
         java.util.Map<String, Double> tenantRequestsIn,
-        double loaded) {
+        double loaded,
+        double errors,
+        double inferenceLatencyUsP99) {
     public ModelSample {
         tenantRequestsIn = tenantRequestsIn == null ? java.util.Map.of() : java.util.Map.copyOf(tenantRequestsIn);
     }
 
+    /** Without error counts and latency percentile. */
+    public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
+            double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
+            double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn,
+            double loaded) {
+        this(model, version, requestsIn, responsesOut, batches, queuedSamples, batchSizeMean, inferenceLatencyUsMean,
+                queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, tenantRequestsIn, loaded, Double.NaN,
+                Double.NaN);
+    }
+
     /** Without the loaded gauge. */
+    public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
+            double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
+            double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn,
+            double errors, double inferenceLatencyUsP99) {
+        this(model, version, requestsIn, responsesOut, batches, queuedSamples, batchSizeMean, inferenceLatencyUsMean,
+                queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, tenantRequestsIn, Double.NaN, errors,
+                inferenceLatencyUsP99);
+    }
+
+    /** Without the loaded gauge, error counts and latency percentile. */
     public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
             double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
             double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn) {
@@ -33,7 +59,7 @@ public record ModelSample(
                 queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, tenantRequestsIn, Double.NaN);
     }
 
-    /** Without per-tenant counts and the loaded gauge. */
+    /** Without per-tenant counts, the loaded gauge, error counts and latency percentile. */
     public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
             double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
             double latencyModelAlphaUs, double latencyModelBetaUs) {

@@ -30,7 +30,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
         description = "Scheduler coordinator: Flink metrics -> DRF placement -> plans on the control topic.",
         subcommands = {CoordinatorMain.Run.class, CoordinatorMain.Plan.class, CoordinatorMain.Api.class,
-            CoordinatorMain.Options.class})
+            CoordinatorMain.Options.class, RolloutCommand.class})
 public final class CoordinatorMain {
 
     public static void main(String[] args) {

@@ -43,6 +43,7 @@ public abstract class KeyValueStateStore implements StateStore {
     private static final String RESCALE = "rescale/";
     static final int MAX_RESCALES = 200;
     private static final String TENANT = "tenant/";
+    private static final String ROLLOUT = "rollout/";
     private static final String PLACEMENT = "placement";
     private static final String EPOCH = "plan-epoch";
     private static final String PLAN = "plan";
@@ -152,6 +153,24 @@ public abstract class KeyValueStateStore implements StateStore {
     @Override
     public synchronized void appendRescale(io.flinkgpu.coordinator.plan.RescaleRecord rescale) {
         appendBounded(RESCALE, List.of(json(rescale)), MAX_RESCALES);
+    }
+
+    @Override
+    public synchronized Map<String, io.flinkgpu.coordinator.rollout.Rollout> rollouts() {
+        Map<String, io.flinkgpu.coordinator.rollout.Rollout> out = new LinkedHashMap<>();
+        scan(ROLLOUT).forEach((k, v) -> out.put(k.substring(ROLLOUT.length()),
+                read(v, io.flinkgpu.coordinator.rollout.Rollout.class)));
+        return out;
+    }
+
+    @Override
+    public synchronized void putRollout(io.flinkgpu.coordinator.rollout.Rollout rollout) {
+        put(ROLLOUT + rollout.model(), json(rollout));
+    }
+
+    @Override
+    public synchronized void removeRollout(String model) {
+        put(ROLLOUT + model, null);
     }
 
     @Override

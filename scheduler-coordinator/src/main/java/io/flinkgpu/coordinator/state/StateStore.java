@@ -15,7 +15,7 @@ import java.util.Optional;
  * Implementations are thread-safe; every write survives a crash of the process when the method
  * returns, and {@link #recordPlan} (with everything written before it) a crash of the machine.
  */
-public interface StateStore extends AutoCloseable {
+public interface StateStore extends AutoCloseable, io.flinkgpu.coordinator.rollout.RolloutStore {
 
     // model catalog
     Map<String, ModelInfo> models();
@@ -43,6 +43,16 @@ public interface StateStore extends AutoCloseable {
 
     void appendRescale(io.flinkgpu.coordinator.plan.RescaleRecord rescale);
 
+    // gray releases: each model's latest rollout (RolloutStore), so a restart resumes at the same step
+    @Override
+    Map<String, io.flinkgpu.coordinator.rollout.Rollout> rollouts();
+
+    @Override
+    void putRollout(io.flinkgpu.coordinator.rollout.Rollout rollout);
+
+    @Override
+    void removeRollout(String model);
+
     // plans
     /** The epoch of the last plan recorded, 0 before the first. */
     long lastEpoch();
@@ -58,6 +68,7 @@ public interface StateStore extends AutoCloseable {
     void recordPlan(ControlMessage plan);
 
     // decision log, newest last, bounded
+    @Override
     void appendDecisions(List<Decision> decisions);
 
     List<Decision> recentDecisions(int limit);

@@ -76,6 +76,9 @@ class MetricCollectorTest {
                 // the operator's loaded gauge, through Flink's REST API: the model serves, so it is loaded
                 assertThat(m.loaded()).isEqualTo(1.0);
                 assertThat(m.reportsLoaded()).isTrue();
+                // what the rollout engine compares versions by
+                assertThat(m.inferenceLatencyUsP99()).isGreaterThanOrEqualTo(m.inferenceLatencyUsMean());
+                assertThat(m.errors()).isZero();
             }
             // counters grow between collections (Flink's REST serves its last fetch and fetches anew in
             // the background, so a value may be one fetch behind)
@@ -156,6 +159,32 @@ class MetricCollectorTest {
             assertThat(m.batchSizeMean()).isEqualTo(4.0);
             assertThat(m.batches()).isNaN();
             assertThat(m.reportsLoaded()).isTrue();
+            assertThat(m.errors()).isZero();
+            assertThat(m.inferenceLatencyUsP99()).isNaN();
         });
+    }
+
+    @Test
+    void sumsAVersionsErrorCodesAndReadsItsLatencyPercentile() {
+        Map<String, Double> values = new TreeMap<>();
+        String v2 = "GPU_inference.gpu_inference.model.m.version.2.";
+        values.put(v2 + "responsesOut", 50.0);
+        values.put(v2 + "error.INVALID_INPUT.errors", 7.0);
+        values.put(v2 + "error.INTERNAL.errors", 3.0);
+        values.put(v2 + "inferenceLatencyUs_p99", 1234.0);
+        values.put(v2 + "tenant.shop.requestsIn", 50.0);
+        values.put("GPU_inference.gpu_inference.model.m.version.1.responsesOut", 900.0);
+        values.put("GPU_inference.gpu_inference.model.m.version.1.inferenceLatencyUs_p99", 1000.0);
+        // the operator-wide error counters are not a version's
+        values.put("GPU_inference.gpu_inference.error.INTERNAL.errors", 99.0);
+        SubtaskSample s = MetricCollector.subtask(0, values);
+        ModelSample one = s.models().stream().filter(m -> m.version().equals("1")).findFirst().orElseThrow();
+        ModelSample two = s.models().stream().filter(m -> m.version().equals("2")).findFirst().orElseThrow();
+        assertThat(one.errors()).isZero();
+        assertThat(one.inferenceLatencyUsP99()).isEqualTo(1000.0);
+        assertThat(two.errors()).isEqualTo(10.0);
+        assertThat(two.responsesOut()).isEqualTo(50.0);
+        assertThat(two.inferenceLatencyUsP99()).isEqualTo(1234.0);
+        assertThat(two.tenantRequestsIn()).containsEntry("shop", 50.0);
     }
 }

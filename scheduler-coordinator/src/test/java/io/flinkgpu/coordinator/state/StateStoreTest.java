@@ -145,4 +145,47 @@ class StateStoreTest {
             assertThat(s.lastEpoch()).isEqualTo(43);
         }
     }
+
+    static io.flinkgpu.coordinator.rollout.Rollout rollout(String model, int step) {
+        return new io.flinkgpu.coordinator.rollout.Rollout(model, "1", "2",
+                io.flinkgpu.coordinator.rollout.Rollout.Mode.CANARY, List.of(0.05, 0.25, 0.5, 1.0), 0, null,
+                io.flinkgpu.coordinator.rollout.Rollout.State.RUNNING,
+                io.flinkgpu.coordinator.rollout.Rollout.Phase.CANARY, step, 100, 200,
+                new io.flinkgpu.coordinator.rollout.Rollout.Counts(950, 3, 50, 1, 240, 13), 300, "promoted");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("stores")
+    void keepsEachModelsLatestRollout(String name, Supplier<StateStore> factory) {
+        try (StateStore s = factory.get()) {
+            assertThat(s.rollouts()).isEmpty();
+            s.putRollout(rollout("b", 0));
+            s.putRollout(rollout("a", 1));
+            s.putRollout(rollout("a", 2));
+            assertThat(s.rollouts()).containsOnlyKeys("a", "b");
+            assertThat(s.rollouts().keySet()).containsExactly("a", "b");
+            assertThat(s.rollouts().get("a")).isEqualTo(rollout("a", 2));
+            s.removeRollout("b");
+            assertThat(s.rollouts()).containsOnlyKeys("a");
+        }
+    }
+
+    @Test
+    void rocksDbStoreKeepsARolloutAtItsStepAcrossARestart(@TempDir Path dir) {
+        io.flinkgpu.coordinator.rollout.Rollout shadow = new io.flinkgpu.coordinator.rollout.Rollout("s", "3", "4",
+                io.flinkgpu.coordinator.rollout.Rollout.Mode.SHADOW, List.of(0.1, 1.0), 0.25,
+                io.flinkgpu.coordinator.rollout.Rollout.AfterShadow.FINISH,
+                io.flinkgpu.coordinator.rollout.Rollout.State.PAUSED,
+                io.flinkgpu.coordinator.rollout.Rollout.Phase.SHADOW, 0, 1, 2, null, 3, null);
+        try (StateStore s = RocksDbStateStore.open(dir)) {
+            s.putRollout(rollout("m", 2));
+            s.putRollout(shadow);
+        }
+        try (StateStore s = RocksDbStateStore.open(dir)) {
+            assertThat(s.rollouts().get("m")).isEqualTo(rollout("m", 2));
+            assertThat(s.rollouts().get("m").split().versions()).extracting(v -> v.weight()).containsExactly(0.5, 0.5);
+            assertThat(s.rollouts().get("s")).isEqualTo(shadow);
+            assertThat(s.rollouts().get("s").split().shadow()).isEqualTo("4");
+        }
+    }
 }

@@ -1,0 +1,353 @@
+package io.flinkgpu.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinkgpu.contract.control.VersionSplit.VersionWeight;
+import io.flinkgpu.coordinator.Coordinator;
+import io.flinkgpu.coordinator.CoordinatorMetrics;
+import io.flinkgpu.coordinator.CoordinatorOptions;
+import io.flinkgpu.coordinator.collect.MetricCollector;
+import io.flinkgpu.coordinator.plan.Decision;
+import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
+import io.flinkgpu.coordinator.rollout.Rollout;
+import io.flinkgpu.coordinator.rollout.RolloutEngine;
+import io.flinkgpu.coordinator.state.RocksDbStateStore;
+import io.flinkgpu.coordinator.state.StateStore;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.protocol.InferenceResponse;
+import io.flinkgpu.inference.protocol.WireFormat;
+import io.flinkgpu.job.InferenceJobOptions;
+import io.flinkgpu.job.local.EmbeddedKafka;
+import io.flinkgpu.job.local.FashionMnist;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Gray releases end to end: the coordinator (REST collector, rollout engine, Kafka realizer,
+ * RocksDB state, a cycle every second) against the real Kafka job on the MiniCluster (one
+ * simulated GPU, 2 + 1 ms per sample on top of the real ONNX Runtime run), serving
+ * {@code fashion-mnist-cnn} in versions 1 and 2 to 100 unpinned requests per second.
+ *
+ * <ul>
+ *   <li>good B (version 2 a copy of 1): promoted 5% -> 25% -> 50% -> 100%, no error of either;
+ *   <li>bad B (version 2 a different model, {@code affine-fp32}, whose input the requests do not
+ *       fit, so every request routed to it is answered with an error code): rolled back from the 5%
+ *       step, after which every request is answered by version 1. Prints the time from the bad
+ *       step's first request to the rollback and the number of requests version 2 answered badly.
+ * </ul>
+ *
+ * Parameters: {@code coordinator.rollout.min-dwell} 3 s, {@code min-samples} 30,
+ * {@code significance} 0.01, {@code latency-tolerance} 0.5 (batch latencies on a shared 2-core
+ * machine are noisy; the latency rule itself is covered by the unit tests), default steps.
+ */
+class RolloutEndToEndTest {
+    static final String MODEL = "fashion-mnist-cnn";
+    static final int RATE = 100;
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = TestJobs.miniClusterWithFreshMetrics(2);
+
+    static EmbeddedKafka kafka;
+    static Path root;
+    static FashionMnist images;
+
+    @TempDir
+    Path tmp;
+
+    @BeforeAll
+    static void startKafka() throws Exception {
+        kafka = EmbeddedKafka.start();
+        root = FashionMnist.findRoot();
+        images = FashionMnist.load(root);
+    }
+
+    @AfterAll
+    static void stopKafka() throws Exception {
+        kafka.close();
+    }
+
+    /** A repository with the CNN as version 1 and {@code version2} as version 2. */
+    Path repository(Path version2) throws Exception {
+        Path repo = tmp.resolve("repo");
+        TestJobs.copyModel(root.resolve("models"), MODEL, repo, null);
+        Files.createDirectories(repo.resolve(MODEL).resolve("2"));
+        Files.copy(version2, repo.resolve(MODEL).resolve("2").resolve("model.onnx"));
+        return repo;
+    }
+
+    /** The job, the coordinator with a rollout 1 -> 2 started before any request, and its loop. */
+    final class Setup implements AutoCloseable {
+        final String prefix;
+        final StateStore store;
+        final KafkaPlanRealizer realizer;
+        final Coordinator coordinator;
+        final JobClient client;
+        final String jobId;
+        final FlinkRest rest = FlinkRest.of(FLINK);
+        final Thread loop;
+        volatile boolean stop;
+
+        Setup(String prefix, Path repo) throws Exception {
+            this.prefix = prefix;
+            String control = prefix + "-control";
+            Configuration job = TestJobs.config(kafka, prefix, 1, repo);
+            kafka.createTopics(1, control);
+            job.set(InferenceJobOptions.CONTROL_TOPIC, control);
+            job.set(InferenceJobOptions.PARALLELISM, 1);
+            job.set(InferenceJobOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
+            job.set(GpuInferenceOptions.DEVICE_TYPE, "simulated");
+            job.set(GpuInferenceOptions.SIMULATED_DEVICES, 1);
+            job.set(GpuInferenceOptions.SIMULATED_SPEED, "2+1*b");
+
+            Configuration config = new Configuration();
+            config.set(CoordinatorOptions.ROLLOUT_MIN_DWELL, Duration.ofSeconds(3));
+            config.set(CoordinatorOptions.ROLLOUT_MIN_SAMPLES, 30L);
+            config.set(CoordinatorOptions.ROLLOUT_SIGNIFICANCE, 0.01);
+            config.set(CoordinatorOptions.ROLLOUT_LATENCY_TOLERANCE, 0.5);
+            store = RocksDbStateStore.open(tmp.resolve("state"));
+            realizer = new KafkaPlanRealizer(kafka.bootstrapServers(), control, Duration.ofSeconds(20));
+            client = TestJobs.start(job, 1, prefix);
+            jobId = client.getJobID().toString();
+            MetricCollector collector = new MetricCollector(rest.baseUrl(), jobId, "GPU inference",
+                    Duration.ofSeconds(5), Clock.systemUTC(), Duration.ofMillis(300));
+            coordinator = new Coordinator(config, collector, realizer, store, new CoordinatorMetrics(),
+                    Clock.systemUTC());
+            // as POST /api/rollouts does: start, then publish the split at once
+            coordinator.rollouts().start(new RolloutEngine.Request(MODEL, "1", "2", null, null, null, null),
+                    System.currentTimeMillis());
+            coordinator.publishVersionSplits("rollout of " + MODEL + " started");
+            awaitApplied(store.lastEpoch());
+            loop = new Thread(() -> {
+                while (!stop) {
+                    try {
+                        coordinator.runOnce(false);
+                        Thread.sleep(1000);
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (RuntimeException e) {
+                        e.printStackTrace();
+                    }
+                }
+            }, "coordinator-loop");
+            loop.start();
+        }
+
+        /** Until the job's plan router holds epoch {@code epoch} or newer. */
+        void awaitApplied(long epoch) throws Exception {
+            rest.awaitSubtaskMetrics(jobId, "Plan router", 1, List.of(".control.planEpoch"), -1,
+                    m -> m.get(0).get("planEpoch") >= epoch, Duration.ofSeconds(60),
+                    "the job never applied plan epoch " + epoch);
+        }
+
+        Rollout rollout() {
+            return coordinator.rollouts().get(MODEL).orElseThrow();
+        }
+
+        Rollout awaitRollout(Predicate<Rollout> done, Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (System.nanoTime() < deadline) {
+                if (done.test(rollout())) {
+                    return rollout();
+                }
+                Thread.sleep(200);
+            }
+            throw new AssertionError("rollout still " + rollout() + "; decisions " + store.recentDecisions(30));
+        }
+
+        /** Every response on the responses topic once {@code n} arrived, by request id. */
+        Map<String, InferenceResponse> responses(int n) throws Exception {
+            List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(kafka.bootstrapServers(),
+                    TestJobs.responses(prefix), got -> got.size() >= n, Duration.ofMinutes(2), Duration.ofSeconds(2));
+            Map<String, InferenceResponse> byId = new HashMap<>();
+            for (ConsumerRecord<byte[], byte[]> r : out) {
+                InferenceResponse resp = WireFormat.JSON.decodeResponse(r.value());
+                byId.putIfAbsent(resp.id(), resp);
+            }
+            return byId;
+        }
+
+        @Override
+        public void close() throws Exception {
+            stop = true;
+            loop.interrupt();
+            loop.join();
+            try {
+                client.cancel().get();
+            } finally {
+                realizer.close();
+                store.close();
+            }
+        }
+    }
+
+    /** Answers and error answers per version. */
+    static Map<String, int[]> byVersion(Map<String, InferenceResponse> responses) {
+        Map<String, int[]> out = new TreeMap<>();
+        responses.values().forEach(r -> {
+            int[] c = out.computeIfAbsent(String.valueOf(r.modelVersion()), k -> new int[2]);
+            c[0]++;
+            if (r.isError()) {
+                c[1]++;
+            }
+        });
+        return out;
+    }
+
+    static String describe(Map<String, int[]> counts) {
+        StringBuilder b = new StringBuilder();
+        counts.forEach((v, c) -> b.append(b.length() == 0 ? "" : ", ").append("version ").append(v).append(": ")
+                .append(c[0]).append(" answers, ").append(c[1]).append(" errors"));
+        return b.toString();
+    }
+
+    @Test
+    void aGoodVersionIsRolledOutToEveryRequestWithoutErrors() throws Exception {
+        Path model = root.resolve("models").resolve(MODEL).resolve("1").resolve("model.onnx");
+        try (Setup s = new Setup("rollout-good", repository(model));
+                Traffic traffic = trafficOf(s)) {
+            long startedAt = System.nanoTime();
+            Rollout done = s.awaitRollout(r -> !r.state().active(), Duration.ofMinutes(3));
+            double seconds = (System.nanoTime() - startedAt) / 1e9;
+            assertThat(done.state()).as(done.reason()).isEqualTo(Rollout.State.DONE);
+            List<Decision> decisions = s.store.recentDecisions(500).stream()
+                    .filter(d -> d.action().startsWith("ROLLOUT_")).toList();
+            assertThat(decisions).extracting(Decision::action).containsExactly("ROLLOUT_START", "ROLLOUT_PROMOTE",
+                    "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
+            decisions.forEach(d -> System.out.println("rollout decision: " + d.action() + ": " + d.reason()));
+            assertThat(s.store.lastPlan().orElseThrow().versionSplit(MODEL).orElseThrow().versions())
+                    .containsExactly(new VersionWeight("2", 1));
+            System.out.printf("good version: 5%% -> 25%% -> 50%% -> 100%% in %.1f s from the first request%n", seconds);
+
+            // 100% to 2 is in force: what is sent from now on is answered by version 2
+            s.awaitApplied(s.store.lastEpoch());
+            int mark = traffic.sent.get();
+            Thread.sleep(2000);
+            traffic.close();
+            Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
+            assertThat(responses).hasSize(traffic.sent.get());
+            Map<String, int[]> counts = byVersion(responses);
+            System.out.println("good version answers: " + describe(counts));
+            // no error beyond A's rate: neither version answered an error
+            assertThat(counts.keySet()).containsExactly("1", "2");
+            assertThat(counts.get("1")[1]).isZero();
+            assertThat(counts.get("2")[1]).isZero();
+            assertThat(counts.get("2")[0]).isGreaterThan(100);
+            for (int i = mark; i < traffic.sent.get(); i++) {
+                assertThat(responses.get("req-" + i).modelVersion()).as("req-%d", i).isEqualTo("2");
+            }
+        }
+    }
+
+    @Test
+    void aVersionWhoseAnswersFailIsRolledBackFromItsFirstStep() throws Exception {
+        Path wrong = root.resolve("gpu-operator-udf/src/test/resources/models/affine-fp32/1/model.onnx");
+        try (Setup s = new Setup("rollout-bad", repository(wrong));
+                Traffic traffic = trafficOf(s)) {
+            long firstRequest = System.currentTimeMillis(); // the 5% step is in force (applied before traffic)
+            Rollout back = s.awaitRollout(r -> !r.state().active(), Duration.ofMinutes(2));
+            assertThat(back.state()).as(back.reason()).isEqualTo(Rollout.State.ROLLED_BACK);
+            assertThat(back.step()).isZero();
+            Decision rollback = s.store.recentDecisions(500).stream()
+                    .filter(d -> d.action().equals("ROLLOUT_ROLLBACK")).findFirst().orElseThrow();
+            System.out.println("rollout decision: " + rollback.reason());
+            assertThat(rollback.reason()).contains("2 is worse (error rate");
+            assertThat(s.store.lastPlan().orElseThrow().versionSplit(MODEL).orElseThrow().versions())
+                    .containsExactly(new VersionWeight("1", 1));
+            long toRollback = rollback.atMillis() - firstRequest;
+
+            // once the rollback plan is applied every request goes to version 1 and is answered
+            s.awaitApplied(s.store.lastEpoch());
+            int mark = traffic.sent.get();
+            Thread.sleep(2000);
+            traffic.close();
+            Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
+            assertThat(responses).hasSize(traffic.sent.get());
+            Map<String, int[]> counts = byVersion(responses);
+            System.out.println("bad version answers: " + describe(counts));
+            assertThat(counts.get("1")[1]).as("errors of version 1").isZero();
+            assertThat(counts.get("2")[0]).as("every answer of version 2 is an error").isEqualTo(counts.get("2")[1])
+                    .isPositive();
+            for (int i = mark; i < traffic.sent.get(); i++) {
+                InferenceResponse r = responses.get("req-" + i);
+                assertThat(r.modelVersion()).as("req-%d", i).isEqualTo("1");
+                assertThat(r.isError()).as("req-%d", i).isFalse();
+            }
+            System.out.printf("bad version: rolled back %d ms after the first request of its 5%% step; "
+                    + "version 2 answered %d requests with an error (%s)%n", toRollback, counts.get("2")[1],
+                    responses.values().stream().filter(InferenceResponse::isError).map(r -> r.error().code().name())
+                            .distinct().toList());
+            assertThat(toRollback).isLessThan(Duration.ofSeconds(30).toMillis());
+        }
+    }
+
+    private static Traffic trafficOf(Setup s) {
+        return new Traffic(TestJobs.requests(s.prefix), RATE);
+    }
+
+    /** Unpinned requests {@code req-0, req-1, ...} at {@code rate} per second until closed; counts what it sent. */
+    static final class Traffic implements AutoCloseable {
+        final java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+        private final Thread thread;
+        private volatile boolean stop;
+
+        Traffic(String topic, int rate) {
+            java.util.Properties p = new java.util.Properties();
+            p.setProperty("bootstrap.servers", kafka.bootstrapServers());
+            p.setProperty("linger.ms", "2");
+            io.flinkgpu.inference.protocol.JsonCodec codec = new io.flinkgpu.inference.protocol.JsonCodec();
+            thread = new Thread(() -> {
+                try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> producer =
+                        new org.apache.kafka.clients.producer.KafkaProducer<>(p,
+                                new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+                    long next = System.nanoTime();
+                    while (!stop) {
+                        int i = sent.get();
+                        io.flinkgpu.inference.protocol.InferenceRequest r = new io.flinkgpu.inference.protocol
+                                .InferenceRequest("req-" + i, MODEL, null, List.of(io.flinkgpu.inference.protocol.Tensor
+                                        .ofFloats("input", new long[] {1, 1, 28, 28}, images.image(i % images.size()))),
+                                new io.flinkgpu.inference.protocol.RequestParameters(0, 0, "it"));
+                        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic,
+                                r.id().getBytes(java.nio.charset.StandardCharsets.UTF_8), codec.encodeRequest(r)));
+                        sent.incrementAndGet();
+                        next += 1_000_000_000L / rate;
+                        long wait = next - System.nanoTime();
+                        if (wait > 0) {
+                            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                        }
+                    }
+                    producer.flush();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "traffic");
+            thread.start();
+        }
+
+        @Override
+        public void close() {
+            stop = true;
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,352 @@
+package io.flinkgpu.coordinator.rollout;
+
+import io.flinkgpu.contract.control.VersionSplit;
+import io.flinkgpu.coordinator.collect.MetricSnapshot;
+import io.flinkgpu.coordinator.collect.ModelSample;
+import io.flinkgpu.coordinator.collect.SubtaskSample;
+import io.flinkgpu.coordinator.plan.Decision;
+import io.flinkgpu.coordinator.rollout.Rollout.Counts;
+import io.flinkgpu.coordinator.rollout.Rollout.Phase;
+import io.flinkgpu.coordinator.rollout.Rollout.State;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Gray releases: per model, a rollout from version A to B in weighted steps, judged on the live
+ * metrics of each collection ({@link #advance}) and carried in every plan as the model's
+ * {@link VersionSplit} ({@link #splits}).
+ *
+ * <p>A canary step gives B its share of the requests that pin no version. Once the step has lasted
+ * {@link RolloutSettings#minDwell} and both versions answered {@link RolloutSettings#minSamples}
+ * requests within it, B is compared with A ({@link VersionComparison}): worse (error rate by the
+ * one-sided z-test, or p99 batch latency beyond the tolerance) rolls back at once (100% A,
+ * ROLLED_BACK); otherwise the next step begins, and reaching the last one (100%) ends the rollout
+ * (DONE, B serving 100%). A shadow phase gives B no share: a fraction of the requests is copied to
+ * B, whose answers the job counts under B's metrics and discards; it is judged the same way and
+ * then leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
+ *
+ * <p>Finished rollouts keep their split (100% B or 100% A) until the operator removes them
+ * ({@link #forget}), so a model stays on the version the rollout ended with whatever its version
+ * policy would choose. Every change is written to the store with a decision and its reason, so a
+ * restarted coordinator continues at the same step with the same baseline.
+ */
+public final class RolloutEngine {
+    static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    static final Pattern VERSION = Pattern.compile("[1-9][0-9]{0,8}");
+    /** How many canary steps a rollout may have. */
+    static final int MAX_STEPS = 20;
+
+    private final RolloutStore store;
+    private final RolloutSettings settings;
+
+    public RolloutEngine(RolloutStore store, RolloutSettings settings) {
+        this.store = store;
+        this.settings = settings;
+    }
+
+    public RolloutSettings settings() {
+        return settings;
+    }
+
+    /**
+     * What an operator asks for; null fields take the settings' defaults.
+     *
+     * @param stepsPercent B's share per canary step in percent, ascending, the last 100
+     */
+    public record Request(String model, String from, String to, Rollout.Mode mode, List<Double> stepsPercent,
+            Double shadowFraction, Rollout.AfterShadow afterShadow) {}
+
+    // ---- the operator's requests ------------------------------------------------------------
+
+    /** Starts a rollout; refused (409) while the model has an active one. */
+    public synchronized Rollout start(Request r, long now) throws RolloutException {
+        if (r.model() == null || !NAME.matcher(r.model()).matches()) {
+            throw new RolloutException(400, "model must match " + NAME.pattern());
+        }
+        if (r.from() == null || !VERSION.matcher(r.from()).matches() || r.to() == null
+                || !VERSION.matcher(r.to()).matches()) {
+            throw new RolloutException(400, "from and to must be versions (positive integers)");
+        }
+        if (r.from().equals(r.to())) {
+            throw new RolloutException(400, "from and to must be different versions");
+        }
+        Rollout.Mode mode = r.mode() == null ? Rollout.Mode.CANARY : r.mode();
+        List<Double> steps = settings.defaultSteps();
+        if (r.stepsPercent() != null) {
+            steps = new ArrayList<>();
+            for (Double p : r.stepsPercent()) {
+                steps.add(p == null ? Double.NaN : p / 100);
+            }
+            String bad = checkSteps(steps);
+            if (bad != null) {
+                throw new RolloutException(400, "steps: " + bad);
+            }
+        }
+        double shadow = r.shadowFraction() == null ? settings.defaultShadowFraction() : r.shadowFraction();
+        if (!(shadow > 0 && shadow <= 1)) {
+            throw new RolloutException(400, "shadow_fraction must be in (0, 1]");
+        }
+        if (mode == Rollout.Mode.CANARY && (r.shadowFraction() != null || r.afterShadow() != null)) {
+            throw new RolloutException(400, "shadow_fraction and after_shadow are for mode shadow");
+        }
+        Rollout.AfterShadow after = r.afterShadow() == null ? settings.defaultAfterShadow() : r.afterShadow();
+        Rollout current = store.rollouts().get(r.model());
+        if (current != null && current.state().active()) {
+            throw new RolloutException(409, "model '" + r.model() + "' has an active rollout (" + current.describe()
+                    + "); pause, abort or wait for it");
+        }
+        Phase phase = mode == Rollout.Mode.SHADOW ? Phase.SHADOW : Phase.CANARY;
+        Rollout started = new Rollout(r.model(), r.from(), r.to(), mode, steps,
+                mode == Rollout.Mode.SHADOW ? shadow : 0, mode == Rollout.Mode.SHADOW ? after : null, State.RUNNING,
+                phase, 0, now, now, null, now, null);
+        String why = "started: " + started.describe() + (mode == Rollout.Mode.SHADOW
+                ? ", then " + (after == Rollout.AfterShadow.CANARY ? "canary steps " + percents(steps) : "done")
+                : ", steps " + percents(steps)) + "; each step judged after " + settings.minDwell().toSeconds()
+                + " s and " + settings.minSamples() + " answers per version";
+        Rollout saved = started.withReason(now, why);
+        save(saved, "ROLLOUT_START", why, now);
+        return saved;
+    }
+
+    /** Holds a running rollout at its step (its split stays); nothing is judged until {@link #resume}. */
+    public synchronized Rollout pause(String model, long now) throws RolloutException {
+        Rollout r = existing(model);
+        if (r.state() != State.RUNNING) {
+            throw new RolloutException(409, "the rollout of '" + model + "' is " + r.state() + ", not RUNNING");
+        }
+        String why = "paused by the operator at " + r.describe().replace("paused at ", "");
+        Rollout paused = r.withState(State.PAUSED, now, why);
+        save(paused, "ROLLOUT_PAUSE", why, now);
+        return paused;
+    }
+
+    /**
+     * Continues a paused rollout at its step. The step's dwell time and samples start again: what
+     * the versions did while the rollout was held is not judged.
+     */
+    public synchronized Rollout resume(String model, long now) throws RolloutException {
+        Rollout r = existing(model);
+        if (r.state() != State.PAUSED) {
+            throw new RolloutException(409, "the rollout of '" + model + "' is " + r.state() + ", not PAUSED");
+        }
+        Rollout running = r.with(State.RUNNING, r.phase(), r.step(), now, null, now, null);
+        String why = "resumed by the operator at " + running.describe() + "; the step's dwell and samples start again";
+        running = running.withReason(now, why);
+        save(running, "ROLLOUT_RESUME", why, now);
+        return running;
+    }
+
+    /** Ends an active rollout with A serving 100%. */
+    public synchronized Rollout abort(String model, long now) throws RolloutException {
+        Rollout r = existing(model);
+        if (!r.state().active()) {
+            throw new RolloutException(409, "the rollout of '" + model + "' is " + r.state() + ", not active");
+        }
+        String why = "aborted by the operator at " + r.describe().replace("paused at ", "") + "; 100% to " + r.from();
+        Rollout aborted = r.withState(State.ABORTED, now, why);
+        save(aborted, "ROLLOUT_ABORT", why, now);
+        return aborted;
+    }
+
+    /** Removes a finished rollout and its split: the model's version policy chooses again. */
+    public synchronized Rollout forget(String model, long now) throws RolloutException {
+        Rollout r = existing(model);
+        if (r.state().active()) {
+            throw new RolloutException(409, "the rollout of '" + model + "' is " + r.state()
+                    + "; abort it before removing it");
+        }
+        store.removeRollout(model);
+        store.appendDecisions(List.of(new Decision(now, "ROLLOUT_FORGET", model, null, "removed the finished "
+                + r.describe() + "; the version policy serves '" + model + "' again")));
+        return r;
+    }
+
+    public synchronized Optional<Rollout> get(String model) {
+        return Optional.ofNullable(store.rollouts().get(model));
+    }
+
+    public synchronized List<Rollout> all() {
+        return List.copyOf(store.rollouts().values());
+    }
+
+    /** Every rollout's split, in model order: what each plan carries. */
+    public synchronized List<VersionSplit> splits() {
+        List<VersionSplit> out = new ArrayList<>();
+        store.rollouts().values().forEach(r -> out.add(r.split()));
+        return out;
+    }
+
+    // ---- judging ----------------------------------------------------------------------------
+
+    /**
+     * Judges every running rollout on one collection. Returns whether a split changed (a step
+     * began, a rollout ended); the coordinator then publishes a plan.
+     */
+    public synchronized boolean advance(MetricSnapshot snapshot, long now) {
+        boolean changed = false;
+        for (Rollout r : store.rollouts().values()) {
+            if (r.state() == State.RUNNING) {
+                changed |= advance(r, snapshot, now);
+            }
+        }
+        return changed;
+    }
+
+    private boolean advance(Rollout r, MetricSnapshot snapshot, long now) {
+        Counts counts = counts(snapshot, r);
+        if (r.baseline() == null) {
+            store.putRollout(r.withBaseline(counts, now, "measuring from " + describe(counts, r)));
+            return false;
+        }
+        if (counts.wentBack(r.baseline())) {
+            String why = "the counters of " + r.model() + " went back (" + describe(r.baseline(), r) + " -> "
+                    + describe(counts, r) + "): the job restarted; the step's samples start again";
+            save(r.withBaseline(counts, now, why), "ROLLOUT_RESET", why, now);
+            return false;
+        }
+        Counts step = counts.minus(r.baseline());
+        long dwell = now - r.stepStartedAtMillis();
+        boolean shadow = r.phase() == Phase.SHADOW;
+        String bName = r.to() + (shadow ? " (shadow)" : "");
+        if (dwell < settings.minDwell().toMillis() || step.fromResponses() < settings.minSamples()
+                || step.toResponses() < settings.minSamples()) {
+            store.putRollout(r.withReason(now, String.format(Locale.ROOT,
+                    "waiting at %s: %.1f s of %d s, answers %s %.0f and %s %.0f of %d each", r.describe(),
+                    dwell / 1000.0, settings.minDwell().toSeconds(), r.from(), step.fromResponses(), bName,
+                    step.toResponses(), settings.minSamples())));
+            return false;
+        }
+        double[] p99 = p99(snapshot, r);
+        long minBatches = settings.latencyMinBatches();
+        String latencySkipped = step.fromBatches() < minBatches || step.toBatches() < minBatches
+                ? String.format(Locale.ROOT, "%s ran %.0f and %s %.0f batches in the step, fewer than %d", r.from(),
+                        step.fromBatches(), bName, step.toBatches(), minBatches)
+                : null;
+        VersionComparison.Verdict verdict = VersionComparison.compare(r.from(), bName, step.fromResponses(),
+                step.fromErrors(), step.toResponses(), step.toErrors(), p99[0], p99[1], settings.significance(),
+                settings.latencyTolerance(), latencySkipped);
+        String at = r.describe() + String.format(Locale.ROOT, " after %.1f s: ", dwell / 1000.0);
+        if (verdict.worse()) {
+            String why = at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
+                    ? "error rate and latency" : verdict.errorsWorse() ? "error rate" : "latency") + "): "
+                    + verdict.reason() + "; rolled back to 100% " + r.from();
+            save(r.with(State.ROLLED_BACK, r.phase(), r.step(), r.stepStartedAtMillis(), r.baseline(), now, why),
+                    "ROLLOUT_ROLLBACK", why, now);
+            return true;
+        }
+        Rollout next = promoted(r, counts, now);
+        String why = at + bName + " is not worse: " + verdict.reason() + "; " + (next.state() == State.DONE
+                ? "done: " + next.describe() : "next: " + next.describe());
+        save(next.withReason(now, why), next.state() == State.DONE ? "ROLLOUT_DONE" : "ROLLOUT_PROMOTE", why, now);
+        return true;
+    }
+
+    /** The step after {@code r}'s: the next canary share, or DONE once B's share reaches 100%. */
+    private static Rollout promoted(Rollout r, Counts counts, long now) {
+        if (r.phase() == Phase.SHADOW) {
+            if (r.afterShadow() == Rollout.AfterShadow.FINISH) {
+                return r.with(State.DONE, Phase.SHADOW, 0, now, counts, now, null);
+            }
+            return r.steps().get(0) >= 1 ? r.with(State.DONE, Phase.CANARY, 0, now, counts, now, null)
+                    : r.with(State.RUNNING, Phase.CANARY, 0, now, counts, now, null);
+        }
+        int next = r.step() + 1;
+        return r.steps().get(next) >= 1 ? r.with(State.DONE, Phase.CANARY, next, now, counts, now, null)
+                : r.with(State.RUNNING, Phase.CANARY, next, now, counts, now, null);
+    }
+
+    /** A's and B's responses, errors and batches summed over the subtasks (NaN counts as 0). */
+    static Counts counts(MetricSnapshot snapshot, Rollout r) {
+        double[] c = new double[6];
+        for (SubtaskSample s : snapshot.subtasks()) {
+            for (ModelSample m : s.models()) {
+                if (!m.model().equals(r.model())) {
+                    continue;
+                }
+                int at = m.version().equals(r.from()) ? 0 : m.version().equals(r.to()) ? 2 : -1;
+                if (at >= 0) {
+                    c[at] += finite(m.responsesOut());
+                    c[at + 1] += finite(m.errors());
+                    c[4 + at / 2] += finite(m.batches());
+                }
+            }
+        }
+        return new Counts(c[0], c[1], c[2], c[3], c[4], c[5]);
+    }
+
+    /** A's and B's p99 batch latency: the highest over the subtasks where the version answered; NaN if none. */
+    static double[] p99(MetricSnapshot snapshot, Rollout r) {
+        double[] p = {Double.NaN, Double.NaN};
+        for (SubtaskSample s : snapshot.subtasks()) {
+            for (ModelSample m : s.models()) {
+                if (!m.model().equals(r.model()) || !(finite(m.responsesOut()) > 0)
+                        || !Double.isFinite(m.inferenceLatencyUsP99())) {
+                    continue;
+                }
+                int at = m.version().equals(r.from()) ? 0 : m.version().equals(r.to()) ? 1 : -1;
+                if (at >= 0) {
+                    p[at] = Double.isNaN(p[at]) ? m.inferenceLatencyUsP99() : Math.max(p[at], m.inferenceLatencyUsP99());
+                }
+            }
+        }
+        return p;
+    }
+
+    private static double finite(double d) {
+        return Double.isFinite(d) ? d : 0;
+    }
+
+    private static String describe(Counts c, Rollout r) {
+        return String.format(Locale.ROOT, "%s %.0f answers (%.0f errors), %s %.0f (%.0f)", r.from(), c.fromResponses(),
+                c.fromErrors(), r.to(), c.toResponses(), c.toErrors());
+    }
+
+    private Rollout existing(String model) throws RolloutException {
+        if (model == null || !NAME.matcher(model).matches()) {
+            throw new RolloutException(400, "model must match " + NAME.pattern());
+        }
+        Rollout r = store.rollouts().get(model);
+        if (r == null) {
+            throw new RolloutException(404, "model '" + model + "' has no rollout");
+        }
+        return r;
+    }
+
+    private void save(Rollout r, String action, String why, long now) {
+        store.putRollout(r);
+        store.appendDecisions(List.of(new Decision(now, action, r.model(), null, why)));
+    }
+
+    /** Null where {@code steps} (fractions) is a valid step list, else what is wrong with it. */
+    static String checkSteps(List<Double> steps) {
+        if (steps == null || steps.isEmpty()) {
+            return "give at least one step";
+        }
+        if (steps.size() > MAX_STEPS) {
+            return "at most " + MAX_STEPS + " steps";
+        }
+        double before = 0;
+        for (Double s : steps) {
+            if (s == null || !Double.isFinite(s) || s <= before || s > 1) {
+                return "shares must ascend within (0, 100] percent";
+            }
+            before = s;
+        }
+        if (steps.get(steps.size() - 1) != 1.0) {
+            return "the last step must be 100 percent";
+        }
+        if (steps.size() < 2) {
+            return "give at least one step below 100 percent, so that B is compared with A";
+        }
+        return null;
+    }
+
+    private static String percents(List<Double> steps) {
+        List<String> p = new ArrayList<>();
+        steps.forEach(s -> p.add(Rollout.percent(s) + "%"));
+        return String.join(" -> ", p);
+    }
+}

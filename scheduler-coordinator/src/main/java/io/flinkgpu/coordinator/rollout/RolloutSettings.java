@@ -1,0 +1,60 @@
+package io.flinkgpu.coordinator.rollout;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How rollouts are judged ({@code coordinator.rollout.*}).
+ *
+ * @param minDwell how long a step lasts at least before it is judged
+ * @param minSamples responses each version must have given within the step before it is judged
+ * @param significance the one-sided two-proportion z-test's level: B's error rate is worse than
+ *     A's when the test's p-value is below it
+ * @param latencyTolerance B's p99 batch latency may exceed A's by this fraction
+ * @param latencyMinBatches batches each version must have run within the step before their p99s
+ *     are compared: the first batch of a freshly loaded version includes its load, and in a short
+ *     window that one batch is the p99
+ * @param defaultSteps B's share per canary step (fractions, ascending, the last 1) where a
+ *     rollout does not give its own
+ * @param defaultShadowFraction the share of requests copied to B in shadow mode where a rollout
+ *     does not give its own
+ * @param defaultAfterShadow what a passed shadow phase leads to where a rollout does not say
+ */
+public record RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
+        long latencyMinBatches, List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow) {
+    public static final List<Double> STEPS = List.of(0.05, 0.25, 0.5, 1.0);
+
+    public RolloutSettings {
+        if (minDwell == null || minDwell.isNegative()) {
+            throw new IllegalArgumentException("coordinator.rollout.min-dwell must not be negative");
+        }
+        if (minSamples < 1) {
+            throw new IllegalArgumentException("coordinator.rollout.min-samples must be at least 1");
+        }
+        if (!(significance > 0 && significance < 0.5)) {
+            throw new IllegalArgumentException("coordinator.rollout.significance must be in (0, 0.5)");
+        }
+        if (!(latencyTolerance >= 0) || !Double.isFinite(latencyTolerance)) {
+            throw new IllegalArgumentException("coordinator.rollout.latency-tolerance must be a finite number >= 0");
+        }
+        if (latencyMinBatches < 0) {
+            throw new IllegalArgumentException("coordinator.rollout.latency-min-batches must not be negative");
+        }
+        String bad = RolloutEngine.checkSteps(defaultSteps);
+        if (bad != null) {
+            throw new IllegalArgumentException("coordinator.rollout.steps: " + bad);
+        }
+        if (!(defaultShadowFraction > 0 && defaultShadowFraction <= 1)) {
+            throw new IllegalArgumentException("coordinator.rollout.shadow-fraction must be in (0, 1]");
+        }
+        defaultSteps = List.copyOf(defaultSteps);
+        if (defaultAfterShadow == null) {
+            defaultAfterShadow = Rollout.AfterShadow.CANARY;
+        }
+    }
+
+    /** The options' defaults. */
+    public static RolloutSettings defaults() {
+        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, STEPS, 0.1, Rollout.AfterShadow.CANARY);
+    }
+}

@@ -1,0 +1,105 @@
+package io.flinkgpu.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.ControlPlanState;
+import io.flinkgpu.contract.control.VersionSplit.VersionWeight;
+import io.flinkgpu.coordinator.plan.Decision;
+import io.flinkgpu.coordinator.rollout.Rollout;
+import io.flinkgpu.coordinator.rollout.RolloutEngine;
+import io.flinkgpu.coordinator.rollout.TwoVersions;
+import io.flinkgpu.coordinator.state.RocksDbStateStore;
+import io.flinkgpu.coordinator.state.StateStore;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.configuration.Configuration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The loop with a rollout: every plan carries the splits, a step change is published at once, a restart resumes. */
+class CoordinatorRolloutTest {
+    static Configuration config() {
+        Configuration c = new Configuration();
+        c.set(CoordinatorOptions.ROLLOUT_MIN_DWELL, Duration.ofSeconds(10));
+        c.set(CoordinatorOptions.ROLLOUT_MIN_SAMPLES, 100L);
+        c.set(CoordinatorOptions.ROLLOUT_STEPS, List.of(10.0, 50.0, 100.0));
+        // the fake job reports no loaded gauge: routes follow the plan at once
+        c.set(CoordinatorOptions.WARM_BEFORE_ROUTE, false);
+        return c;
+    }
+
+    /** {@code seconds} of traffic at 200 answers/s split at B's share, 1% errors each, then a cycle. */
+    static Coordinator.CycleResult cycle(Coordinator c, TwoVersions job, int seconds, double bShare) {
+        job.advance(seconds * 1000L);
+        double total = 200.0 * seconds;
+        job.answer("1", total * (1 - bShare), total * (1 - bShare) * 0.01, 1000)
+                .answer("2", total * bShare, total * bShare * 0.01, 1000);
+        return c.runOnce(false);
+    }
+
+    static List<VersionWeight> weights(ControlMessage plan) {
+        return plan.versionSplit("m").orElseThrow().versions();
+    }
+
+    @Test
+    void everyPlanCarriesTheSplitsAStepChangeIsPublishedAtOnceAndARestartResumesAtTheStep(@TempDir Path dir)
+            throws Exception {
+        TwoVersions job = new TwoVersions("m").answer("1", 0, 0, 1000).answer("2", 0, 0, 1000);
+        List<ControlMessage> published = new ArrayList<>();
+        try (StateStore store = RocksDbStateStore.open(dir)) {
+            Coordinator c = new Coordinator(config(), job, published::add, store, new CoordinatorMetrics(), job.clock());
+            // started before any plan: a plan with the split and no routes goes out at once
+            c.rollouts().start(new RolloutEngine.Request("m", "1", "2", null, null, null, null), job.now());
+            assertThat(c.publishVersionSplits("test")).isPresent();
+            assertThat(published).singleElement().satisfies(p -> {
+                assertThat(p.epoch()).isEqualTo(1);
+                assertThat(p.routes()).isEmpty();
+                assertThat(weights(p)).containsExactly(new VersionWeight("1", 0.9), new VersionWeight("2", 0.1));
+            });
+            assertThat(c.publishVersionSplits("again")).as("nothing new").isEmpty();
+
+            // the first placement plan (made for placement reasons) carries the split too
+            c.runOnce(false);
+            Coordinator.CycleResult placed = cycle(c, job, 2, 0.1);
+            assertThat(placed.published()).isTrue();
+            assertThat(placed.plan().route("m")).isPresent();
+            assertThat(weights(placed.plan())).containsExactly(new VersionWeight("1", 0.9), new VersionWeight("2", 0.1));
+            assertThat(placed.plan().reason()).startsWith("initial plan");
+
+            // after the dwell, with 100+ answers of each: promoted, and the 50% split goes out in this cycle
+            int before = published.size();
+            cycle(c, job, 9, 0.1);
+            assertThat(published).hasSizeGreaterThan(before);
+            ControlMessage step2 = published.get(published.size() - 1);
+            assertThat(weights(step2)).containsExactly(new VersionWeight("1", 0.5), new VersionWeight("2", 0.5));
+            assertThat(step2.routes()).isEqualTo(placed.plan().routes());
+            assertThat(step2.commands()).isEmpty();
+            assertThat(step2.reason()).contains("version splits (rollout)", "step 2 of 3 (50% to 2)");
+            assertThat(store.recentDecisions(20)).extracting(Decision::action).contains("ROLLOUT_PROMOTE");
+        }
+
+        // a restarted coordinator re-publishes the 50% plan and judges the same step
+        List<ControlMessage> republished = new ArrayList<>();
+        try (StateStore store = RocksDbStateStore.open(dir)) {
+            Coordinator c = new Coordinator(config(), job, republished::add, store, new CoordinatorMetrics(),
+                    job.clock());
+            assertThat(c.rollouts().get("m").orElseThrow().step()).isEqualTo(1);
+            c.resume();
+            assertThat(republished).singleElement().satisfies(p -> assertThat(weights(p))
+                    .containsExactly(new VersionWeight("1", 0.5), new VersionWeight("2", 0.5)));
+            cycle(c, job, 1, 0.5);
+            cycle(c, job, 10, 0.5);
+            assertThat(c.rollouts().get("m").orElseThrow().state()).isEqualTo(Rollout.State.DONE);
+            ControlMessage last = republished.get(republished.size() - 1);
+            assertThat(weights(last)).containsExactly(new VersionWeight("2", 1));
+            assertThat(store.lastPlan()).contains(last);
+            published.addAll(republished.subList(1, republished.size()));
+        }
+        // the job side applies every plan in order
+        ControlPlanState gate = new ControlPlanState();
+        published.forEach(p -> assertThat(gate.offer(p)).isEqualTo(ControlPlanState.Outcome.APPLIED));
+    }
+}

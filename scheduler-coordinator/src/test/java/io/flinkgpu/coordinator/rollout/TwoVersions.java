@@ -1,0 +1,83 @@
+package io.flinkgpu.coordinator.rollout;
+
+import io.flinkgpu.coordinator.collect.MetricSnapshot;
+import io.flinkgpu.coordinator.collect.MetricSource;
+import io.flinkgpu.coordinator.collect.ModelSample;
+import io.flinkgpu.coordinator.collect.SubtaskSample;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Deterministic metrics of one model served in several versions on one subtask (sim:0): each
+ * version's cumulative answers, error answers and p99 batch latency are set by the test, the clock
+ * moves when the test says.
+ */
+public final class TwoVersions implements MetricSource {
+    private final String model;
+    private long nowMillis = 1_000_000;
+    /** version -> {responses, errors, p99 us} */
+    private final Map<String, double[]> versions = new TreeMap<>();
+
+    public TwoVersions(String model) {
+        this.model = model;
+    }
+
+    /** Adds {@code answers} answers of {@code version}, {@code errors} of them errors, at this p99. */
+    public TwoVersions answer(String version, double answers, double errors, double p99Us) {
+        double[] v = versions.computeIfAbsent(version, k -> new double[3]);
+        v[0] += answers;
+        v[1] += errors;
+        v[2] = p99Us;
+        return this;
+    }
+
+    /** The job restarted: every counter begins again at 0. */
+    public void restartJob() {
+        versions.values().forEach(v -> {
+            v[0] = 0;
+            v[1] = 0;
+        });
+    }
+
+    public void advance(long millis) {
+        nowMillis += millis;
+    }
+
+    public long now() {
+        return nowMillis;
+    }
+
+    public Clock clock() {
+        return new Clock() {
+            @Override
+            public ZoneOffset getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return Instant.ofEpochMilli(nowMillis);
+            }
+        };
+    }
+
+    @Override
+    public MetricSnapshot collect() {
+        List<ModelSample> models = new ArrayList<>();
+        versions.forEach((version, v) -> models.add(new ModelSample(model, version, v[0], v[0], v[0] / 4, 0, 4,
+                v[2] / 2, 1000, 500, 100, Map.of(), v[1], v[2])));
+        return new MetricSnapshot(nowMillis, "job", "vertex", 1,
+                List.of(new SubtaskSample(0, "sim:0", 0, 8.0 * (1L << 30), 0.3, 300, 0, 0, models)));
+    }
+}

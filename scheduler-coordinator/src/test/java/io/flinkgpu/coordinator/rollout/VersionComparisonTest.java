@@ -1,0 +1,59 @@
+package io.flinkgpu.coordinator.rollout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+/** The statistics the rollout engine judges by. */
+class VersionComparisonTest {
+    @Test
+    void theNormalTailMatchesTheTables() {
+        assertThat(VersionComparison.upperTail(0)).isCloseTo(0.5, within(1e-7));
+        assertThat(VersionComparison.upperTail(1.6448536)).isCloseTo(0.05, within(1e-6));
+        assertThat(VersionComparison.upperTail(2.3263479)).isCloseTo(0.01, within(1e-7));
+        assertThat(VersionComparison.upperTail(-1.959964)).isCloseTo(0.975, within(1e-6));
+        // far tails keep their relative precision (1 - Phi(6) = 9.8659e-10)
+        assertThat(VersionComparison.upperTail(6) / 9.8658765e-10).isCloseTo(1, within(1e-5));
+    }
+
+    @Test
+    void theZScoreIsTheTwoProportionStatisticWithPooledVariance() {
+        // 10/1000 vs 25/1000: pooled 0.0175, sd sqrt(0.0175 x 0.9825 x 0.002) = 0.0058643
+        assertThat(VersionComparison.zScore(1000, 10, 1000, 25)).isCloseTo(2.5579, within(1e-3));
+        assertThat(VersionComparison.zScore(1000, 25, 1000, 10)).isCloseTo(-2.5579, within(1e-3));
+        // no failure (or only failures) on either side: equal rates
+        assertThat(VersionComparison.zScore(1000, 0, 50, 0)).isZero();
+        assertThat(VersionComparison.zScore(1000, 1000, 50, 50)).isZero();
+    }
+
+    @Test
+    void theTestIsOneSided() {
+        // B worse at p = 0.0053 < 0.01
+        VersionComparison.Verdict worse = VersionComparison.compare("1", "2", 1000, 10, 1000, 25, 1000, 1000, 0.01, 0.2);
+        assertThat(worse.worse()).isTrue();
+        assertThat(worse.errorsWorse()).isTrue();
+        assertThat(worse.pValue()).isCloseTo(0.00527, within(1e-4));
+        // the same difference the other way round: B better, never "worse"
+        VersionComparison.Verdict better = VersionComparison.compare("1", "2", 1000, 25, 1000, 10, 1000, 1000, 0.01, 0.2);
+        assertThat(better.worse()).isFalse();
+        assertThat(better.pValue()).isGreaterThan(0.99);
+        // a difference the samples cannot tell from chance: 2/100 vs 1/100
+        assertThat(VersionComparison.compare("1", "2", 100, 1, 100, 2, 1000, 1000, 0.01, 0.2).worse()).isFalse();
+        // at a stricter level the first one passes
+        assertThat(VersionComparison.compare("1", "2", 1000, 10, 1000, 25, 1000, 1000, 0.001, 0.2).worse()).isFalse();
+    }
+
+    @Test
+    void latencyIsWorseBeyondTheToleranceAndNotComparedWithoutData() {
+        assertThat(VersionComparison.compare("1", "2", 100, 0, 100, 0, 1000, 1200, 0.01, 0.2).latencyWorse()).isFalse();
+        VersionComparison.Verdict slow = VersionComparison.compare("1", "2", 100, 0, 100, 0, 1000, 1201, 0.01, 0.2);
+        assertThat(slow.latencyWorse()).isTrue();
+        assertThat(slow.worse()).isTrue();
+        assertThat(slow.errorsWorse()).isFalse();
+        VersionComparison.Verdict unknown = VersionComparison.compare("1", "2", 100, 0, 100, 0, Double.NaN, 5000, 0.01,
+                0.2);
+        assertThat(unknown.worse()).isFalse();
+        assertThat(unknown.reason()).contains("p99 not compared (1 has no batch latency)");
+    }
+}
