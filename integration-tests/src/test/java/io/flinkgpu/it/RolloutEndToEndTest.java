@@ -104,6 +104,10 @@ class RolloutEndToEndTest {
         volatile boolean stop;
 
         Setup(String prefix, Path repo) throws Exception {
+            this(prefix, repo, new RolloutEngine.Request(MODEL, "1", "2", null, null, null, null));
+        }
+
+        Setup(String prefix, Path repo, RolloutEngine.Request request) throws Exception {
             this.prefix = prefix;
             String control = prefix + "-control";
             Configuration job = TestJobs.config(kafka, prefix, 1, repo);
@@ -129,8 +133,7 @@ class RolloutEndToEndTest {
             coordinator = new Coordinator(config, collector, realizer, store, new CoordinatorMetrics(),
                     Clock.systemUTC());
             // as POST /api/rollouts does: start, then publish the split at once
-            coordinator.rollouts().start(new RolloutEngine.Request(MODEL, "1", "2", null, null, null, null),
-                    System.currentTimeMillis());
+            coordinator.rollouts().start(request, System.currentTimeMillis());
             coordinator.publishVersionSplits("rollout of " + MODEL + " started");
             awaitApplied(store.lastEpoch());
             loop = new Thread(() -> {
@@ -293,6 +296,45 @@ class RolloutEndToEndTest {
                     responses.values().stream().filter(InferenceResponse::isError).map(r -> r.error().code().name())
                             .distinct().toList());
             assertThat(toRollback).isLessThan(Duration.ofSeconds(30).toMillis());
+        }
+    }
+
+    @Test
+    void inShadowModeABadVersionIsComparedNeverReturnedAndRolledBack() throws Exception {
+        Path wrong = root.resolve("gpu-operator-udf/src/test/resources/models/affine-fp32/1/model.onnx");
+        RolloutEngine.Request shadow = new RolloutEngine.Request(MODEL, "1", "2", Rollout.Mode.SHADOW, null, 0.5, null);
+        try (Setup s = new Setup("rollout-shadow", repository(wrong), shadow);
+                Traffic traffic = trafficOf(s)) {
+            // the job compares the shadow's answers with the served ones, under the shadow version
+            String v2 = ".gpu_inference.model." + MODEL + ".version.2.";
+            Map<Integer, Map<String, Double>> compared = s.rest.awaitSubtaskMetrics(s.jobId, "GPU inference", 1,
+                    List.of(v2 + "shadowCompared", v2 + "shadowDisagreed"), -1,
+                    m -> m.get(0).get("shadowCompared") >= 5, Duration.ofSeconds(90),
+                    "the job never compared shadow answers");
+            // every shadow answer of the bad version differs from the served one
+            assertThat(compared.get(0).get("shadowDisagreed")).isEqualTo(compared.get(0).get("shadowCompared"));
+            Rollout back = s.awaitRollout(r -> !r.state().active(), Duration.ofMinutes(2));
+            assertThat(back.state()).as(back.reason()).isEqualTo(Rollout.State.ROLLED_BACK);
+            Decision rollback = s.store.recentDecisions(500).stream()
+                    .filter(d -> d.action().equals("ROLLOUT_ROLLBACK")).findFirst().orElseThrow();
+            System.out.println("shadow rollout decision: " + rollback.reason());
+            Thread.sleep(1000);
+            traffic.close();
+            List<ConsumerRecord<byte[], byte[]>> records = KafkaTopics.read(kafka.bootstrapServers(),
+                    TestJobs.responses(s.prefix), got -> got.size() >= traffic.sent.get(), Duration.ofMinutes(2),
+                    Duration.ofSeconds(2));
+            Map<String, InferenceResponse> responses = new HashMap<>();
+            for (ConsumerRecord<byte[], byte[]> r : records) {
+                InferenceResponse resp = WireFormat.JSON.decodeResponse(r.value());
+                assertThat(responses.put(resp.id(), resp)).as("answered once: %s", resp.id()).isNull();
+            }
+            // every request answered once, by version 1, without error: the shadow's answers were never returned
+            assertThat(responses).hasSize(traffic.sent.get());
+            assertThat(byVersion(responses).keySet()).containsExactly("1");
+            assertThat(responses.values()).noneMatch(InferenceResponse::isError);
+            System.out.printf("shadow: %d requests answered by version 1; the job compared %.0f shadow answers, "
+                    + "%.0f differed%n", responses.size(), compared.get(0).get("shadowCompared"),
+                    compared.get(0).get("shadowDisagreed"));
         }
     }
 
