@@ -94,9 +94,11 @@ class RolloutEndToEndTest {
     /** The job, the coordinator with a rollout 1 -> 2 started before any request, and its loop. */
     final class Setup implements AutoCloseable {
         final String prefix;
-        final StateStore store;
+        volatile StateStore store;
         final KafkaPlanRealizer realizer;
-        final Coordinator coordinator;
+        volatile Coordinator coordinator;
+        final Configuration coordinatorConfig;
+        final MetricCollector collector;
         final JobClient client;
         final String jobId;
         final FlinkRest rest = FlinkRest.of(FLINK);
@@ -128,8 +130,9 @@ class RolloutEndToEndTest {
             realizer = new KafkaPlanRealizer(kafka.bootstrapServers(), control, Duration.ofSeconds(20));
             client = TestJobs.start(job, 1, prefix);
             jobId = client.getJobID().toString();
-            MetricCollector collector = new MetricCollector(rest.baseUrl(), jobId, "GPU inference",
+            collector = new MetricCollector(rest.baseUrl(), jobId, "GPU inference",
                     Duration.ofSeconds(5), Clock.systemUTC(), Duration.ofMillis(300));
+            coordinatorConfig = config;
             coordinator = new Coordinator(config, collector, realizer, store, new CoordinatorMetrics(),
                     Clock.systemUTC());
             // as POST /api/rollouts does: start, then publish the split at once
@@ -139,7 +142,9 @@ class RolloutEndToEndTest {
             loop = new Thread(() -> {
                 while (!stop) {
                     try {
-                        coordinator.runOnce(false);
+                        synchronized (this) {
+                            coordinator.runOnce(false);
+                        }
                         Thread.sleep(1000);
                     } catch (InterruptedException e) {
                         return;
@@ -149,6 +154,18 @@ class RolloutEndToEndTest {
                 }
             }, "coordinator-loop");
             loop.start();
+        }
+
+        /**
+         * A coordinator restart between two cycles: the state store is closed, opened again from its
+         * folder and a new coordinator starts from it, as after a crash of the coordinator's process.
+         */
+        synchronized Rollout restartCoordinator() throws Exception {
+            store.close();
+            store = RocksDbStateStore.open(tmp.resolve("state"));
+            coordinator = new Coordinator(coordinatorConfig, collector, realizer, store, new CoordinatorMetrics(),
+                    Clock.systemUTC());
+            return coordinator.rollouts().get(MODEL).orElseThrow();
         }
 
         /** Until the job's plan router holds epoch {@code epoch} or newer. */
@@ -296,6 +313,31 @@ class RolloutEndToEndTest {
                     responses.values().stream().filter(InferenceResponse::isError).map(r -> r.error().code().name())
                             .distinct().toList());
             assertThat(toRollback).isLessThan(Duration.ofSeconds(30).toMillis());
+        }
+    }
+
+    @Test
+    void aCoordinatorRestartInTheMiddleOfARolloutResumesAtTheSameStep() throws Exception {
+        Path model = root.resolve("models").resolve(MODEL).resolve("1").resolve("model.onnx");
+        try (Setup s = new Setup("rollout-restart", repository(model));
+                Traffic traffic = trafficOf(s)) {
+            Rollout before = s.awaitRollout(r -> r.step() >= 1, Duration.ofMinutes(2));
+            Rollout resumed = s.restartCoordinator();
+            assertThat(resumed.state()).isEqualTo(before.state());
+            assertThat(resumed.step()).as("the step after the restart").isEqualTo(before.step());
+            assertThat(s.coordinator.rollouts().splits()).isNotEmpty();
+            Rollout done = s.awaitRollout(r -> !r.state().active(), Duration.ofMinutes(3));
+            assertThat(done.state()).as(done.reason()).isEqualTo(Rollout.State.DONE);
+            // one promotion per step across the restart: none repeated, none skipped
+            assertThat(s.store.recentDecisions(500).stream().map(Decision::action)
+                    .filter(a -> a.startsWith("ROLLOUT_")).toList())
+                    .containsExactly("ROLLOUT_START", "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
+            traffic.close();
+            Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
+            assertThat(responses).hasSize(traffic.sent.get());
+            assertThat(responses.values()).noneMatch(InferenceResponse::isError);
+            System.out.printf("restart: resumed at step %d of the rollout; done with %s%n", resumed.step(),
+                    describe(byVersion(responses)));
         }
     }
 
