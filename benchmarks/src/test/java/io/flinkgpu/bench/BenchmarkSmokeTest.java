@@ -50,7 +50,8 @@ class BenchmarkSmokeTest {
         assertThat(passthrough.path("goodput").asDouble()).isPositive();
         assertThat(passthrough.path("role").asText()).isEqualTo("passthrough");
 
-        // ML_PREDICT with the onnx provider between Kafka tables of JSON rows: every answer decoded as a
+        // ML_PREDICT with the onnx provider between Kafka tables of raw tensor bytes (value format raw, key = id,
+        // errors in a header): every answer decoded as a
         // success; one row per call at max-batch-size 1 (rows per batch read from the query's runtime)
         for (String config : new String[] {"sql-batched", "sql-batch1"}) {
             JsonNode c = image.path("configs").path(config);

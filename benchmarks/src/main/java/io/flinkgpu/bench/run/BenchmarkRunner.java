@@ -10,11 +10,11 @@ import io.flinkgpu.bench.sut.Deployments;
 import io.flinkgpu.bench.sut.JobTopics;
 import io.flinkgpu.bench.sut.KafkaTarget;
 import io.flinkgpu.bench.sut.RowsPerBatch;
+import io.flinkgpu.bench.sut.RecordCodec;
 import io.flinkgpu.bench.sut.SqlPredict;
 import io.flinkgpu.bench.sweep.RateSweep;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.protocol.BinaryCodec;
-import io.flinkgpu.inference.protocol.WireCodec;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
@@ -122,7 +122,8 @@ public final class BenchmarkRunner {
         // ML_PREDICT with the onnx model provider, the job's batching options; and the same with one row per call
         Configuration base = Configuration.fromMap(userOptions);
         String concurrent = String.valueOf(SqlPredict.concurrency(base));
-        String sql = "Kafka table (JSON rows) -> ML_PREDICT with the onnx model provider, async, "
+        String sql = "Kafka table (key = id; tensors as BYTES of the binary format's raw bytes: value format raw for one "
+                + "tensor, json (base64) for several) -> ML_PREDICT with the onnx model provider, async, "
                 + "max-concurrent-operations " + concurrent + " (max-batch-size x (max-enqueued-batches + "
                 + "execution-threads) of the job's options), unordered -> Kafka table; ";
         all.add(new SutConfig(SQL_BATCHED, SQL_ROLE, Deployments.Kind.SQL, Map.of(SqlPredict.MAX_CONCURRENT, concurrent,
@@ -248,8 +249,8 @@ public final class BenchmarkRunner {
         c = Deployments.with(c, userOptions);
         c = Deployments.with(c, config.options());
         boolean sql = config.kind() == Deployments.Kind.SQL;
-        // the SQL tables' rows are JSON; the job's requests and responses are the binary wire format
-        WireCodec codec = sql ? SqlPredict.codec(c, scenario.model()) : new BinaryCodec();
+        // the SQL tables' rows carry the binary format's tensor bytes (key = id); the job's records are the binary wire format
+        RecordCodec codec = sql ? SqlPredict.codec(c, scenario.model()) : RecordCodec.of(new BinaryCodec());
         JobClient job = Deployments.start(config.kind(), c, scenario.model(), modelFile.toString(),
                 "bench " + scenario.name() + " " + config.name());
         RowsPerBatch meter = null;

@@ -25,10 +25,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * <p>With {@code echo} set, payloads are not decoded: the "responses" are the requests themselves.
  */
 final class KafkaResponses implements AutoCloseable {
-    /** Decodes a response payload. */
+    /** Decodes an answer record (its value, and for the SQL rows its key and headers). */
     @FunctionalInterface
     interface Decoder {
-        InferenceResponse decode(byte[] payload) throws ProtocolException;
+        InferenceResponse decode(ConsumerRecord<byte[], byte[]> record) throws ProtocolException;
     }
 
     private final KafkaConsumer<byte[], byte[]> consumer;
@@ -87,7 +87,7 @@ final class KafkaResponses implements AutoCloseable {
                     continue;
                 }
                 try {
-                    InferenceResponse r = decoder.decode(record.value());
+                    InferenceResponse r = decoder.decode(record);
                     c.complete(seq, now, r.isError() ? r.error().code().name() : null, r.timings().batchSize(),
                             r.timings().queueMs(), r.timings().inferenceMs());
                 } catch (ProtocolException e) {

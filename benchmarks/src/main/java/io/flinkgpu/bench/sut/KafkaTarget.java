@@ -39,26 +39,32 @@ public final class KafkaTarget implements Target, AutoCloseable {
     private final KafkaResponses responses;
     private final boolean ownsResponses;
     private final Requests requests;
-    private final WireCodec codec;
+    private final RecordCodec codec;
     private final byte[] echoPayload;
     private volatile int run = Integer.MIN_VALUE;
     private volatile String prefix = "";
 
     public KafkaTarget(String bootstrap, String requestsTopic, String responsesTopic, Scenario scenario,
             WireCodec codec, boolean echo) {
+        this(bootstrap, requestsTopic, responsesTopic, scenario, RecordCodec.of(codec), echo);
+    }
+
+    /** As above, with requests and answers in {@code codec}'s records (the SQL tables' rows, say). */
+    public KafkaTarget(String bootstrap, String requestsTopic, String responsesTopic, Scenario scenario,
+            RecordCodec codec, boolean echo) {
         this(fastProducer(bootstrap), requestsTopic,
-                new KafkaResponses(bootstrap, responsesTopic, codec::decodeResponse, echo), true, scenario::request,
-                codec, echo ? codec.encodeRequest(scenario.request("echo", 0)) : null);
+                new KafkaResponses(bootstrap, responsesTopic, codec::answer, echo), true, scenario::request,
+                codec, echo ? codec.requestValue(scenario.request("echo", 0)) : null);
     }
 
     /** A stream on {@code responses}, which it does not close; it closes {@code producer}. */
     KafkaTarget(KafkaProducer<byte[], byte[]> producer, String requestsTopic, KafkaResponses responses,
-            Requests requests, WireCodec codec) {
+            Requests requests, RecordCodec codec) {
         this(producer, requestsTopic, responses, false, requests, codec, null);
     }
 
     private KafkaTarget(KafkaProducer<byte[], byte[]> producer, String requestsTopic, KafkaResponses responses,
-            boolean ownsResponses, Requests requests, WireCodec codec, byte[] echoPayload) {
+            boolean ownsResponses, Requests requests, RecordCodec codec, byte[] echoPayload) {
         this.producer = producer;
         this.requestsTopic = requestsTopic;
         this.responses = responses;
@@ -91,7 +97,7 @@ public final class KafkaTarget implements Target, AutoCloseable {
     @Override
     public void send(int seq) {
         String id = prefix + seq;
-        byte[] payload = echoPayload != null ? echoPayload : codec.encodeRequest(requests.request(id, seq));
+        byte[] payload = echoPayload != null ? echoPayload : codec.requestValue(requests.request(id, seq));
         producer.send(new ProducerRecord<>(requestsTopic, id.getBytes(StandardCharsets.UTF_8), payload));
     }
 

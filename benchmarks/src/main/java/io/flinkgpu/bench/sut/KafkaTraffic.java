@@ -22,13 +22,13 @@ public final class KafkaTraffic implements AutoCloseable {
     public KafkaTraffic(String bootstrap, String requestsTopic, String responsesTopic) {
         this.bootstrap = bootstrap;
         this.requestsTopic = requestsTopic;
-        this.responses = new KafkaResponses(bootstrap, responsesTopic, WireFormat.AUTO::decodeResponse, false);
+        this.responses = new KafkaResponses(bootstrap, responsesTopic, r -> WireFormat.AUTO.decodeResponse(r.value()), false);
     }
 
     /** A new stream of {@code requests}. */
     public synchronized KafkaTarget stream(KafkaTarget.Requests requests) {
         KafkaTarget t = new KafkaTarget(KafkaClients.producer(bootstrap), requestsTopic, responses, requests,
-                new BinaryCodec());
+                RecordCodec.of(new BinaryCodec()));
         streams.add(t);
         return t;
     }

@@ -2,10 +2,8 @@ package io.flinkgpu.bench.sut;
 
 import io.flinkgpu.inference.model.ModelConfig;
 import io.flinkgpu.inference.model.ModelRepository;
-import io.flinkgpu.inference.model.TensorSpec;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.operator.InferenceSettings;
-import io.flinkgpu.inference.protocol.DataType;
 import io.flinkgpu.job.InferenceJobOptions;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -25,16 +23,19 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 
 /**
- * The SQL configurations: the requests topic as a Kafka table of JSON rows ({@link SqlRowCodec}),
- * {@code ML_PREDICT} with the {@code onnx} model provider, into a Kafka table whose record key is
- * the request id:
+ * The SQL configurations: the requests topic as a Kafka table whose tensor columns are BYTES
+ * holding the binary format's raw tensor data ({@link SqlRowCodec}: value format {@code raw} for
+ * one input, {@code json} with base64 fields for several), {@code ML_PREDICT} with the
+ * {@code onnx} model provider, into a Kafka table of the same kind whose record key, like the
+ * requests', is the request id:
  *
  * <pre>
- *   INSERT INTO responses SELECT id, &lt;outputs&gt;, error
+ *   INSERT INTO responses SELECT id, &lt;outputs&gt;, MAP['error', CAST(error AS BYTES)]
  *   FROM ML_PREDICT(TABLE requests, MODEL bench_model, DESCRIPTOR(&lt;inputs&gt;),
  *                   MAP['async', 'true', 'max-concurrent-operations', 'N', 'output-mode', 'ALLOW_UNORDERED'])
  * </pre>
  *
+ * (a JSON answer, of several outputs, carries the error column itself instead of the header).
  * The model's options come from the same configuration the DataStream job gets (defaults, the
  * run's {@code -D} options and the configuration's own): {@code max-batch-size},
  * {@code max-queue-delay} and {@code device} from their {@code inference.*} keys, every other
@@ -56,6 +57,8 @@ public final class SqlPredict {
     static final String SQL_MODEL = "bench_model";
     /** The OUTPUT column holding a row's error (on-error = ERROR_COLUMN). */
     static final String ERROR_COLUMN = "error";
+    /** The responses table's writable metadata column of record headers (raw answers). */
+    static final String HEADERS = "headers";
 
     /** The runtime options the provider takes as its own options rather than passed through. */
     private static final Set<String> TRANSLATED = Set.of(GpuInferenceOptions.MODEL_REPOSITORY.key(),
@@ -145,30 +148,46 @@ public final class SqlPredict {
     public static List<String> statements(Configuration c, String model) {
         SqlRowCodec rows = codec(c, model);
         String bootstrap = c.get(InferenceJobOptions.BOOTSTRAP_SERVERS);
-        String inputs = rows.inputs().stream().map(t -> column(t.name(), t)).collect(Collectors.joining(", "));
-        String outputs = rows.outputs().stream().map(t -> column(t.name(), t)).collect(Collectors.joining(", "));
-        String requests = "CREATE TEMPORARY TABLE requests (`id` STRING, " + inputs + ") WITH ("
-                + options(Map.of("connector", "kafka", "topic", c.get(InferenceJobOptions.REQUESTS_TOPIC),
-                        "properties.bootstrap.servers", bootstrap,
-                        "properties.group.id", c.get(InferenceJobOptions.GROUP_ID),
-                        "scan.startup.mode", startupMode(c.get(InferenceJobOptions.STARTING_OFFSETS)),
-                        "format", "json",
-                        // a row that is not JSON is skipped (the harness counts it lost), never a failed task
-                        "json.ignore-parse-errors", "true")) + ")";
-        String responses = "CREATE TEMPORARY TABLE responses (`id` STRING, " + outputs + ", `" + ERROR_COLUMN
-                + "` STRING) WITH (" + options(Map.of("connector", "kafka",
-                        "topic", c.get(InferenceJobOptions.RESPONSES_TOPIC),
-                        "properties.bootstrap.servers", bootstrap,
-                        "key.format", "raw", "key.fields", "id", "value.format", "json",
-                        "sink.delivery-guarantee", "at-least-once",
-                        "properties.linger.ms", "2")) + ")";
+        String inputs = rows.inputs().stream().map(t -> column(t.name())).collect(Collectors.joining(", "));
+        String outputs = rows.outputs().stream().map(t -> column(t.name())).collect(Collectors.joining(", "));
+        Map<String, String> read = new LinkedHashMap<>(Map.of("connector", "kafka",
+                "topic", c.get(InferenceJobOptions.REQUESTS_TOPIC),
+                "properties.bootstrap.servers", bootstrap,
+                "properties.group.id", c.get(InferenceJobOptions.GROUP_ID),
+                "scan.startup.mode", startupMode(c.get(InferenceJobOptions.STARTING_OFFSETS)),
+                "key.format", "raw", "key.fields", "id", "value.fields-include", "EXCEPT_KEY"));
+        if (rows.rawRequests()) {
+            read.put("value.format", "raw");
+        } else {
+            read.put("value.format", "json");
+            // a value that is not JSON or not base64 is skipped (the harness counts it lost), never a failed task
+            read.put("value.json.ignore-parse-errors", "true");
+        }
+        String requests = "CREATE TEMPORARY TABLE requests (`id` STRING, " + inputs + ") WITH (" + options(read) + ")";
+        Map<String, String> write = new LinkedHashMap<>(Map.of("connector", "kafka",
+                "topic", c.get(InferenceJobOptions.RESPONSES_TOPIC),
+                "properties.bootstrap.servers", bootstrap,
+                "key.format", "raw", "key.fields", "id", "value.fields-include", "EXCEPT_KEY",
+                "value.format", rows.rawAnswers() ? "raw" : "json",
+                "sink.delivery-guarantee", "at-least-once",
+                "properties.linger.ms", "2"));
+        // raw holds one column: a failed row's error goes into a record header, its value is null
+        String answerColumns = rows.rawAnswers()
+                ? outputs + ", `" + HEADERS + "` MAP<STRING, BYTES> METADATA"
+                : outputs + ", `" + ERROR_COLUMN + "` STRING";
+        String responses = "CREATE TEMPORARY TABLE responses (`id` STRING, " + answerColumns + ") WITH ("
+                + options(write) + ")";
         String createModel = "CREATE TEMPORARY MODEL " + SQL_MODEL + " INPUT (" + inputs + ") OUTPUT (" + outputs
                 + ", `" + ERROR_COLUMN + "` STRING) WITH (" + options(modelOptions(c, model)) + ")";
         String descriptor = rows.inputs().stream().map(t -> "`" + t.name() + "`").collect(Collectors.joining(", "));
         String outputNames = rows.outputs().stream().map(t -> "`" + t.name() + "`").collect(Collectors.joining(", "));
+        // a null map value writes no header: a success has none
+        String error = rows.rawAnswers()
+                ? "MAP['" + SqlRowCodec.ERROR_HEADER + "', CAST(`" + ERROR_COLUMN + "` AS BYTES)]"
+                : "`" + ERROR_COLUMN + "`";
         int concurrent = c.getOptional(org.apache.flink.configuration.ConfigOptions.key(MAX_CONCURRENT).intType()
                 .noDefaultValue()).orElse(concurrency(c));
-        String insert = "INSERT INTO responses SELECT `id`, " + outputNames + ", `" + ERROR_COLUMN + "` FROM ML_PREDICT("
+        String insert = "INSERT INTO responses SELECT `id`, " + outputNames + ", " + error + " FROM ML_PREDICT("
                 + "TABLE requests, MODEL " + SQL_MODEL + ", DESCRIPTOR(" + descriptor + "), MAP['async', 'true', "
                 + "'max-concurrent-operations', '" + concurrent + "', 'output-mode', 'ALLOW_UNORDERED'])";
         return List.of(requests, responses, createModel, insert);
@@ -211,20 +230,9 @@ public final class SqlPredict {
         };
     }
 
-    /** {@code `name` ARRAY<type>}: one sample of the tensor, row-major. */
-    static String column(String name, TensorSpec spec) {
-        return "`" + name.replace("`", "``") + "` ARRAY<" + sqlType(spec.datatype()) + ">";
-    }
-
-    static String sqlType(DataType t) {
-        return switch (t) {
-            case FP32 -> "FLOAT";
-            case FP64 -> "DOUBLE";
-            case INT64 -> "BIGINT";
-            case INT32 -> "INT";
-            case BOOL -> "BOOLEAN";
-            default -> throw new IllegalArgumentException(t + " tensors are not carried in SQL rows here");
-        };
+    /** {@code `name` BYTES}: one sample of the tensor as raw little-endian bytes (the binary format's data). */
+    static String column(String name) {
+        return "`" + name.replace("`", "``") + "` BYTES";
     }
 
     private static String options(Map<String, String> options) {

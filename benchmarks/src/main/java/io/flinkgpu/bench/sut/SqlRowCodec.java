@@ -2,7 +2,6 @@ package io.flinkgpu.bench.sut;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinkgpu.inference.model.ModelConfig;
@@ -19,49 +18,57 @@ import io.flinkgpu.inference.protocol.Timings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
- * The rows of the SQL configurations' Kafka tables, in Flink's {@code json} format: a request is
- * {@code {"id": "<request id>", "<input tensor>": [elements of one sample, row-major], ...}}, an
- * answer {@code {"id": ..., "<output tensor>": [...], ..., "error": null}} (or null outputs and
- * {@code "CODE: message"} in the error column, ML_PREDICT's {@code on-error = ERROR_COLUMN}). The
- * SQL sink writes the id as the record key ({@code 'key.format' = 'raw'}), which is how the
- * harness matches answers to requests, as it does for the job's responses.
+ * The records of the SQL configurations' Kafka tables. Every tensor column is {@code BYTES}
+ * holding one sample's elements as raw little-endian bytes, exactly the tensor data the binary
+ * wire format carries, and the record key is the request id ({@code 'key.format' = 'raw'}, on
+ * both tables), which is how the harness matches answers to requests, as for the job.
  *
- * <p>The scenarios cycle through a fixed set of samples, so the inputs part of a request's JSON is
- * written once per sample and only the id is written per request: a producer whose data is
- * already JSON. The SQL job still parses every row in full.
+ * <ul>
+ *   <li>A side with <b>one tensor</b> (the image model's input, every scenario's output) uses
+ *       Flink's {@code raw} value format: the value <i>is</i> the tensor's bytes, nothing parsed
+ *       or written per element. The raw format holds one column, so an answer's error travels as
+ *       the record header {@value #ERROR_HEADER} ({@code "CODE: message"}, UTF-8; the sink's
+ *       writable {@code headers} metadata column) with a null value; a success has no header.</li>
+ *   <li>A side with <b>several tensors</b> (the recommendation model's {@code dense} and
+ *       {@code sparse} inputs) uses Flink's {@code json} value format, one field per tensor whose
+ *       BYTES value JSON carries as base64 ({@code {"dense": "<base64>", "sparse": "<base64>"}}),
+ *       and on the answer side the error column as a string field.</li>
+ * </ul>
+ *
+ * <p>The scenarios cycle through a fixed set of samples: a raw value is the sample tensor's own
+ * byte array, a JSON value is written once per sample; a producer whose data is already in the
+ * table's format. The SQL job still reads every record.
  *
  * <p>The rows carry no timings: a decoded answer has batch size 0 (unknown) and NaN queue and
  * inference times.
  */
-public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCodec {
-    private static final long serialVersionUID = 1L;
+public final class SqlRowCodec implements RecordCodec {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonFactory FACTORY = JSON.getFactory();
-    /** Most samples whose JSON is kept; later ones are written per request. */
+    /** The header of a raw answer that failed: {@code "CODE: message"}. */
+    public static final String ERROR_HEADER = "error";
+    /** Most samples whose JSON value is kept; later ones are written per request. */
     static final int MAX_CACHED_SAMPLES = 65_536;
-    /** The element types a row column can carry here (what the scenarios' models take and give). */
-    static final Set<DataType> SUPPORTED = Set.of(DataType.FP32, DataType.FP64, DataType.INT64, DataType.INT32,
-            DataType.BOOL);
 
     private final String model;
     private final List<TensorSpec> inputs;
     private final List<TensorSpec> outputs;
     private final String errorColumn;
-    private static final byte[] ROW_START = "{\"id\":\"".getBytes(StandardCharsets.US_ASCII);
-    /** Sample JSON by the sample's first input tensor (the scenarios hand out the same objects). */
-    private transient Map<Tensor, Cached> bodies;
+    /** JSON values by the sample's first input tensor (the scenarios hand out the same objects). */
+    private Map<Tensor, Cached> bodies;
 
-    /** The inputs part of a sample's row ({@code "a": [...], ...}}), for exactly these tensors. */
+    /** The JSON value of a sample, for exactly these tensors. */
     private record Cached(List<Tensor> tensors, byte[] body) {}
 
     /** Rows for {@code model}, whose tensors are {@code config}'s; the error column is {@code errorColumn}. */
@@ -70,6 +77,9 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
         this.inputs = List.copyOf(config.inputs());
         this.outputs = List.copyOf(config.outputs());
         this.errorColumn = errorColumn;
+        if (inputs.isEmpty() || outputs.isEmpty()) {
+            throw new IllegalArgumentException("model '" + model + "' has no inputs or no outputs");
+        }
         for (TensorSpec t : inputs) {
             check(t);
         }
@@ -83,9 +93,13 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
     }
 
     private void check(TensorSpec t) {
-        if (!SUPPORTED.contains(t.datatype())) {
+        if (!t.datatype().isFixedSize()) {
             throw new IllegalArgumentException("model '" + model + "': tensor " + t + " has element type "
-                    + t.datatype() + "; the SQL rows here carry " + SUPPORTED);
+                    + t.datatype() + "; the SQL rows here carry numeric tensors as raw bytes");
+        }
+        if (java.util.Arrays.stream(t.shape()).filter(d -> d < 0).count() > 1) {
+            throw new IllegalArgumentException("model '" + model + "': tensor " + t + " has more than one "
+                    + "variable dimension, which raw bytes cannot give");
         }
     }
 
@@ -101,27 +115,33 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
         return errorColumn;
     }
 
+    /** Whether the requests table's value format is {@code raw} (one input), else {@code json}. */
+    public boolean rawRequests() {
+        return inputs.size() == 1;
+    }
+
+    /** Whether the responses table's value format is {@code raw} (one output), else {@code json}. */
+    public boolean rawAnswers() {
+        return outputs.size() == 1;
+    }
+
     // ---- requests ------------------------------------------------------------------------
 
     @Override
-    public byte[] encodeRequest(InferenceRequest request) {
-        byte[] body = body(request.inputs());
-        byte[] id = JsonStringEncoder.getInstance().quoteAsUTF8(request.id());
-        byte[] row = new byte[ROW_START.length + id.length + 2 + body.length];
-        System.arraycopy(ROW_START, 0, row, 0, ROW_START.length);
-        int n = ROW_START.length;
-        System.arraycopy(id, 0, row, n, id.length);
-        n += id.length;
-        row[n++] = '"';
-        row[n++] = ',';
-        System.arraycopy(body, 0, row, n, body.length);
-        return row;
-    }
-
-    /** {@code "a": [...], "b": [...]}} for {@code tensors}, from the cache when they are a known sample's. */
-    private byte[] body(List<Tensor> tensors) {
-        if (tensors.isEmpty()) {
-            throw new IllegalArgumentException("a request without inputs has no SQL row");
+    public byte[] requestValue(InferenceRequest request) {
+        List<Tensor> tensors = request.inputs();
+        if (tensors.size() != inputs.size()) {
+            throw new IllegalArgumentException("a request of " + tensors.size() + " tensors for model '" + model
+                    + "' of " + inputs.size() + " inputs");
+        }
+        for (Tensor t : tensors) {
+            if (t.batchSize() != 1) {
+                throw new IllegalArgumentException("tensor '" + t.name() + "' holds " + t.batchSize()
+                        + " samples; a SQL row holds one");
+            }
+        }
+        if (rawRequests()) {
+            return tensors.get(0).data(); // the tensor's own bytes: the producer copies them into its batch
         }
         Tensor first = tensors.get(0);
         synchronized (this) {
@@ -133,7 +153,7 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
                 return c.body();
             }
         }
-        byte[] body = writeBody(tensors);
+        byte[] body = writeJson(tensors, null, false);
         synchronized (this) {
             if (bodies.size() < MAX_CACHED_SAMPLES) {
                 bodies.put(first, new Cached(List.copyOf(tensors), body));
@@ -154,109 +174,17 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
         return true;
     }
 
-    private byte[] writeBody(List<Tensor> tensors) {
+    /** {@code {"<tensor>": "<base64>", ...}} and, with {@code withError}, the error field (null for none). */
+    private byte[] writeJson(List<Tensor> tensors, String error, boolean withError) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(256);
         try (JsonGenerator g = FACTORY.createGenerator(out)) {
-            // the row's fields after the id: a JSON object whose opening brace is left out
             g.writeStartObject();
             for (Tensor t : tensors) {
-                if (t.batchSize() != 1) {
-                    throw new IllegalArgumentException("tensor '" + t.name() + "' holds " + t.batchSize()
-                            + " samples; a SQL row holds one");
-                }
                 g.writeFieldName(t.name());
-                writeElements(g, t);
+                g.writeBinary(t.data());
             }
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        byte[] whole = out.toByteArray();
-        return java.util.Arrays.copyOfRange(whole, 1, whole.length); // without the '{'
-    }
-
-    private static void writeElements(JsonGenerator g, Tensor t) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(t.data()).order(ByteOrder.LITTLE_ENDIAN);
-        int n = Math.toIntExact(t.elementCount());
-        g.writeStartArray();
-        for (int i = 0; i < n; i++) {
-            switch (t.datatype()) {
-                case FP32 -> g.writeNumber(b.getFloat(i * 4));
-                case FP64 -> g.writeNumber(b.getDouble(i * 8));
-                case INT64 -> g.writeNumber(b.getLong(i * 8));
-                case INT32 -> g.writeNumber(b.getInt(i * 4));
-                case BOOL -> g.writeBoolean(b.get(i) != 0);
-                default -> throw new IllegalArgumentException("tensor '" + t.name() + "': " + t.datatype()
-                        + " elements are not carried in SQL rows here");
-            }
-        }
-        g.writeEndArray();
-    }
-
-    @Override
-    public InferenceRequest decodeRequest(byte[] payload) throws ProtocolException {
-        JsonNode row = read(payload);
-        String id = text(row, "id");
-        List<Tensor> tensors = new ArrayList<>();
-        for (TensorSpec spec : inputs) {
-            tensors.add(tensor(spec, row.get(spec.name()), true));
-        }
-        return new InferenceRequest(id, model, null, tensors, RequestParameters.DEFAULTS);
-    }
-
-    // ---- answers -------------------------------------------------------------------------
-
-    @Override
-    public InferenceResponse decodeResponse(byte[] payload) throws ProtocolException {
-        JsonNode row = read(payload);
-        String id = text(row, "id");
-        Timings unknown = new Timings(Double.NaN, Double.NaN, 0);
-        JsonNode error = row.get(errorColumn);
-        if (error != null && !error.isNull()) {
-            String text = error.asText();
-            int colon = text.indexOf(':');
-            ErrorCode code = ErrorCode.INTERNAL;
-            if (colon > 0) {
-                try {
-                    code = ErrorCode.valueOf(text.substring(0, colon));
-                } catch (IllegalArgumentException e) {
-                    // not one of the protocol's codes: INTERNAL, with the text as it is
-                }
-            }
-            String message = colon > 0 ? text.substring(colon + 1).trim() : text;
-            return InferenceResponse.failure(id, model, null, new InferenceError(code, message), unknown);
-        }
-        List<Tensor> tensors = new ArrayList<>();
-        for (TensorSpec spec : outputs) {
-            JsonNode values = row.get(spec.name());
-            if (values == null || values.isNull()) {
-                return InferenceResponse.failure(id, model, null, new InferenceError(ErrorCode.INFERENCE_FAILED,
-                        "the row has no value for output '" + spec.name() + "' and no error"), unknown);
-            }
-            tensors.add(tensor(spec, values, false));
-        }
-        return InferenceResponse.success(id, model, null, tensors, unknown);
-    }
-
-    @Override
-    public byte[] encodeResponse(InferenceResponse response) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
-        try (JsonGenerator g = FACTORY.createGenerator(out)) {
-            g.writeStartObject();
-            g.writeStringField("id", response.id());
-            for (TensorSpec spec : outputs) {
-                Tensor t = response.isError() ? null : response.output(spec.name());
-                g.writeFieldName(spec.name());
-                if (t == null) {
-                    g.writeNull();
-                } else {
-                    writeElements(g, t);
-                }
-            }
-            if (response.isError()) {
-                g.writeStringField(errorColumn, response.error().code() + ": " + response.error().message());
-            } else {
-                g.writeNullField(errorColumn);
+            if (withError) {
+                g.writeStringField(errorColumn, error);
             }
             g.writeEndObject();
         } catch (IOException e) {
@@ -265,9 +193,118 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
         return out.toByteArray();
     }
 
+    /** The request the requests table reads from a record of key {@code key} and value {@code value}. */
+    public InferenceRequest readRequest(byte[] key, byte[] value) throws ProtocolException {
+        String id = id(key);
+        List<Tensor> tensors = new ArrayList<>();
+        if (rawRequests()) {
+            tensors.add(tensor(inputs.get(0), value, true));
+        } else {
+            JsonNode row = read(value);
+            for (TensorSpec spec : inputs) {
+                tensors.add(tensor(spec, bytes(row, spec.name(), true), true));
+            }
+        }
+        return new InferenceRequest(id, model, null, tensors, RequestParameters.DEFAULTS);
+    }
+
+    // ---- answers -------------------------------------------------------------------------
+
+    @Override
+    public InferenceResponse answer(ConsumerRecord<byte[], byte[]> record) throws ProtocolException {
+        return readAnswer(record.key(), record.value(), record.headers());
+    }
+
+    /** The response an answer record (key, value, headers) carries. */
+    public InferenceResponse readAnswer(byte[] key, byte[] value, Headers headers) throws ProtocolException {
+        String id = id(key);
+        Timings unknown = new Timings(Double.NaN, Double.NaN, 0);
+        String error;
+        JsonNode row = null;
+        if (rawAnswers()) {
+            Header h = headers == null ? null : headers.lastHeader(ERROR_HEADER);
+            error = h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+        } else {
+            row = value == null ? null : read(value);
+            JsonNode e = row == null ? null : row.get(errorColumn);
+            error = e == null || e.isNull() ? null : e.asText();
+        }
+        if (error != null) {
+            return InferenceResponse.failure(id, model, null, parseError(error), unknown);
+        }
+        List<Tensor> tensors = new ArrayList<>();
+        for (TensorSpec spec : outputs) {
+            byte[] bytes = rawAnswers() ? value : row == null ? null : bytes(row, spec.name(), false);
+            if (bytes == null) {
+                return InferenceResponse.failure(id, model, null, new InferenceError(ErrorCode.INFERENCE_FAILED,
+                        "the answer has no value for output '" + spec.name() + "' and no error"), unknown);
+            }
+            tensors.add(tensor(spec, bytes, false));
+        }
+        return InferenceResponse.success(id, model, null, tensors, unknown);
+    }
+
+    /** {@code "CODE: message"} as an error; text without one of the protocol's codes is INTERNAL. */
+    static InferenceError parseError(String text) {
+        int colon = text.indexOf(':');
+        if (colon > 0) {
+            try {
+                return new InferenceError(ErrorCode.valueOf(text.substring(0, colon)),
+                        text.substring(colon + 1).trim());
+            } catch (IllegalArgumentException e) {
+                // not one of the protocol's codes: INTERNAL, with the text as it is
+            }
+        }
+        return new InferenceError(ErrorCode.INTERNAL, text);
+    }
+
+    /** The value the responses table's sink writes for {@code response} (null for a failed raw answer). */
+    public byte[] answerValue(InferenceResponse response) {
+        if (rawAnswers()) {
+            if (response.isError()) {
+                return null;
+            }
+            Tensor t = response.output(outputs.get(0).name());
+            return t == null ? null : t.data();
+        }
+        List<Tensor> tensors = new ArrayList<>();
+        if (!response.isError()) {
+            for (TensorSpec spec : outputs) {
+                Tensor t = response.output(spec.name());
+                if (t != null) {
+                    tensors.add(t);
+                }
+            }
+        }
+        return writeJson(tensors, response.isError() ? errorText(response.error()) : null, true);
+    }
+
+    /** The headers the responses table's sink writes for {@code response}: the error of a failed raw answer. */
+    public Headers answerHeaders(InferenceResponse response) {
+        RecordHeaders h = new RecordHeaders();
+        if (rawAnswers() && response.isError()) {
+            h.add(ERROR_HEADER, errorText(response.error()).getBytes(StandardCharsets.UTF_8));
+        }
+        return h;
+    }
+
+    private static String errorText(InferenceError e) {
+        return e.code() + ": " + e.message();
+    }
+
     // ---- reading -------------------------------------------------------------------------
 
+    private static String id(byte[] key) throws ProtocolException {
+        if (key == null) {
+            throw new ProtocolException(ErrorCode.MISSING_FIELD, "the record has no key (the request id)");
+        }
+        return new String(key, StandardCharsets.UTF_8);
+    }
+
     private static JsonNode read(byte[] payload) throws ProtocolException {
+        if (payload == null) {
+            throw new ProtocolException(ErrorCode.MALFORMED_PAYLOAD, "the record has no value");
+        }
         JsonNode row;
         try {
             row = JSON.readTree(payload);
@@ -280,27 +317,42 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
         return row;
     }
 
-    private static String text(JsonNode row, String field) throws ProtocolException {
+    /** A BYTES field of a JSON row (base64), or null when it is absent or null. */
+    private static byte[] bytes(JsonNode row, String field, boolean input) throws ProtocolException {
         JsonNode v = row.get(field);
-        if (v == null || !v.isTextual()) {
-            throw new ProtocolException(ErrorCode.MISSING_FIELD, "the row has no string '" + field + "'");
+        if (v == null || v.isNull()) {
+            if (input) {
+                throw new ProtocolException(ErrorCode.MISSING_INPUT, "column '" + field + "' is null");
+            }
+            return null;
         }
-        return v.asText();
+        if (!v.isTextual()) {
+            throw new ProtocolException(ErrorCode.INVALID_FIELD, "column '" + field + "' is not a base64 string");
+        }
+        try {
+            return v.binaryValue();
+        } catch (IOException | IllegalArgumentException e) {
+            throw new ProtocolException(ErrorCode.INVALID_FIELD, "column '" + field + "' is not base64: "
+                    + e.getMessage());
+        }
     }
 
     /**
-     * One sample of {@code spec} from a JSON array (shape {@code [1, ...]}, a variable dimension
-     * from the array's length); {@code input}: a request's column, else an answer's.
+     * One sample of {@code spec} from its raw little-endian bytes (shape {@code [1, ...]}, a
+     * variable dimension from the length); {@code input}: a request's column, else an answer's.
      */
-    private static Tensor tensor(TensorSpec spec, JsonNode values, boolean input) throws ProtocolException {
-        ErrorCode missing = input ? ErrorCode.MISSING_INPUT : ErrorCode.INFERENCE_FAILED;
-        if (values == null || values.isNull()) {
-            throw new ProtocolException(missing, "column '" + spec.name() + "' is null");
+    static Tensor tensor(TensorSpec spec, byte[] bytes, boolean input) throws ProtocolException {
+        if (bytes == null) {
+            throw new ProtocolException(input ? ErrorCode.MISSING_INPUT : ErrorCode.INFERENCE_FAILED,
+                    "column '" + spec.name() + "' is null");
         }
-        if (!values.isArray()) {
-            throw new ProtocolException(ErrorCode.INVALID_FIELD, "column '" + spec.name() + "' is not an array");
+        DataType type = spec.datatype();
+        int size = type.elementSize();
+        if (bytes.length % size != 0) {
+            throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, "column '" + spec.name() + "' has "
+                    + bytes.length + " bytes, not a whole number of " + type + " elements");
         }
-        int n = values.size();
+        long n = bytes.length / size;
         long[] dims = spec.shape();
         long fixed = spec.fixedElementsPerSample();
         long[] shape = new long[dims.length + 1];
@@ -308,26 +360,10 @@ public final class SqlRowCodec implements io.flinkgpu.inference.protocol.WireCod
         for (int i = 0; i < dims.length; i++) {
             shape[i + 1] = dims[i] < 0 ? (fixed > 0 && n % fixed == 0 ? n / fixed : -1) : dims[i];
         }
-        if (Tensor.elementCount(shape) != n || n == 0) {
+        if (n == 0 || Tensor.elementCount(shape) != n) {
             throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, "column '" + spec.name() + "' has " + n
                     + " elements for " + spec);
         }
-        ByteBuffer b = ByteBuffer.allocate(n * spec.datatype().elementSize()).order(ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; i < n; i++) {
-            JsonNode v = values.get(i);
-            boolean ok = spec.datatype() == DataType.BOOL ? v.isBoolean() : v.isNumber();
-            if (!ok) {
-                throw new ProtocolException(ErrorCode.INVALID_FIELD, "column '" + spec.name() + "' element " + i
-                        + " is " + v.getNodeType() + ", not a " + spec.datatype());
-            }
-            switch (spec.datatype()) {
-                case FP32 -> b.putFloat(v.floatValue());
-                case FP64 -> b.putDouble(v.doubleValue());
-                case INT64 -> b.putLong(v.longValue());
-                case INT32 -> b.putInt(v.intValue());
-                default -> b.put((byte) (v.booleanValue() ? 1 : 0));
-            }
-        }
-        return new Tensor(spec.name(), spec.datatype(), shape, b.array());
+        return new Tensor(spec.name(), type, shape, bytes);
     }
 }

@@ -8,26 +8,45 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinkgpu.bench.scenario.ImageScenario;
 import io.flinkgpu.bench.scenario.ModelRepoWriter;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.protocol.BinaryCodec;
 import io.flinkgpu.inference.protocol.ErrorCode;
+import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.ProtocolException;
 import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
+import io.flinkgpu.inference.protocol.Timings;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.formats.common.TimestampFormat;
+import org.apache.flink.formats.json.JsonFormatOptions;
+import org.apache.flink.formats.json.JsonRowDataDeserializationSchema;
+import org.apache.flink.formats.json.JsonRowDataSerializationSchema;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarBinaryType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The SQL configurations' rows and statements: requests as the JSON rows the Kafka table reads,
- * answers (outputs or ML_PREDICT's error column) back into responses, and the DDL built from the
- * job's options.
+ * The SQL configurations' records and statements: the id as the key, tensors as the binary
+ * format's raw bytes (the whole value for one tensor, base64 fields of a JSON value for several,
+ * read and written by Flink's own json format), answers' errors in a header or the error column,
+ * and the DDL built from the job's options.
  */
 class SqlRowCodecTest {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -54,113 +73,204 @@ class SqlRowCodecTest {
                 Tensor.ofLongs("sparse", new long[] {1, 26}, sparse)), RequestParameters.DEFAULTS);
     }
 
-    @Test
-    void aRequestIsAJsonRowOfItsIdAndOneArrayPerInputThatReadsBackAsTheSameTensors(@TempDir Path repo)
-            throws Exception {
-        SqlRowCodec rows = SqlPredict.codec(twoInputs(repo), "two");
-        InferenceRequest request = twoInputRequest("r3-17", 1.5f, 42);
-        byte[] row = rows.encodeRequest(request);
-        JsonNode json = JSON.readTree(row);
-        assertThat(json.get("id").asText()).isEqualTo("r3-17");
-        assertThat(json.get("dense")).hasSize(13);
-        assertThat(json.get("dense").get(0).floatValue()).isEqualTo(1.5f);
-        assertThat(json.get("sparse").get(25).longValue()).isEqualTo(9_000_000_000L);
-        assertThat(json.size()).isEqualTo(3);
-
-        InferenceRequest back = rows.decodeRequest(row);
-        assertThat(back.id()).isEqualTo("r3-17");
-        assertThat(back.inputs()).containsExactlyElementsOf(request.inputs());
-    }
-
-    @Test
-    void aSamplesJsonIsWrittenOnceAndOnlyTheIdPerRequest(@TempDir Path repo) throws Exception {
-        SqlRowCodec rows = SqlPredict.codec(twoInputs(repo), "two");
-        InferenceRequest a = twoInputRequest("r1-1", 1, 1);
-        byte[] first = rows.encodeRequest(a);
-        byte[] again = rows.encodeRequest(new InferenceRequest("r1-2", "two", null, a.inputs(), a.parameters()));
-        String firstText = new String(first, StandardCharsets.UTF_8);
-        String againText = new String(again, StandardCharsets.UTF_8);
-        assertThat(againText).isEqualTo(firstText.replace("\"r1-1\"", "\"r1-2\""));
-        // the same first tensor with another second one is another sample: written afresh, not from the cache
-        InferenceRequest other = twoInputRequest("r1-3", 1, 7);
-        InferenceRequest mixed = new InferenceRequest("r1-3", "two", null,
-                List.of(a.inputs().get(0), other.inputs().get(1)), a.parameters());
-        assertThat(rows.decodeRequest(rows.encodeRequest(mixed)).inputs()).containsExactlyElementsOf(mixed.inputs());
-        // an id that needs escaping stays valid JSON
-        byte[] quoted = rows.encodeRequest(new InferenceRequest("a\"b\\c", "two", null, a.inputs(), a.parameters()));
-        assertThat(JSON.readTree(quoted).get("id").asText()).isEqualTo("a\"b\\c");
-    }
-
-    @Test
-    void anAnswerRowBecomesAResponseWithItsOutputsOrItsErrorCode(@TempDir Path repo) throws Exception {
-        SqlRowCodec rows = SqlPredict.codec(twoInputs(repo), "two");
-        InferenceResponse ok = rows.decodeResponse(utf8("{\"id\":\"r1-4\",\"probability\":[0.75],\"error\":null}"));
-        assertThat(ok.isError()).isFalse();
-        assertThat(ok.id()).isEqualTo("r1-4");
-        assertThat(ok.output("probability").asFloats()).containsExactly(0.75f);
-        // the rows carry no timings: batch size unknown (0), times NaN
-        assertThat(ok.timings().batchSize()).isZero();
-        assertThat(ok.timings().queueMs()).isNaN();
-
-        InferenceResponse bad = rows.decodeResponse(utf8("{\"id\":\"r1-5\",\"probability\":null,"
-                + "\"error\":\"SHAPE_MISMATCH: column 'dense' has 10 elements\"}"));
-        assertThat(bad.isError()).isTrue();
-        assertThat(bad.error().code()).isEqualTo(ErrorCode.SHAPE_MISMATCH);
-        assertThat(bad.error().message()).isEqualTo("column 'dense' has 10 elements");
-        assertThat(rows.decodeResponse(utf8("{\"id\":\"r1-6\",\"probability\":null,\"error\":\"odd\"}")).error().code())
-                .isEqualTo(ErrorCode.INTERNAL);
-        // null outputs without an error (on-error = NULL) are a failed answer, never a success
-        InferenceResponse silent = rows.decodeResponse(utf8("{\"id\":\"r1-7\",\"probability\":null,\"error\":null}"));
-        assertThat(silent.isError()).isTrue();
-        assertThat(silent.error().code()).isEqualTo(ErrorCode.INFERENCE_FAILED);
-        // an output of the wrong size is not a success either
-        assertThatThrownBy(() -> rows.decodeResponse(utf8("{\"id\":\"r1-8\",\"probability\":[1,2],\"error\":null}")))
-                .isInstanceOf(ProtocolException.class)
-                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.SHAPE_MISMATCH));
-        assertThatThrownBy(() -> rows.decodeResponse(utf8("not json")))
-                .isInstanceOf(ProtocolException.class)
-                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.MALFORMED_PAYLOAD));
-
-        // what the SQL sink writes reads back as the response it came from
-        InferenceResponse success = InferenceResponse.success("r1-9", "two", null,
-                List.of(Tensor.ofFloats("probability", new long[] {1, 1}, 0.5f)), ok.timings());
-        assertThat(rows.decodeResponse(rows.encodeResponse(success)).outputs()).isEqualTo(success.outputs());
-        InferenceResponse failure = rows.decodeResponse(rows.encodeResponse(bad));
-        assertThat(failure.error()).isEqualTo(bad.error());
-    }
-
-    @Test
-    void theImageScenariosRequestsAreRowsOfOneFlatArray(@TempDir Path repo) throws Exception {
-        ImageScenario image = new ImageScenario(FashionMnist.findRoot());
-        image.prepare(repo);
+    static Configuration image(Path repo) throws Exception {
+        new ImageScenario(FashionMnist.findRoot()).prepare(repo);
         Configuration c = new Configuration();
         c.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
-        SqlRowCodec rows = SqlPredict.codec(c, image.model());
-        InferenceRequest request = image.request("r0-3", 3);
-        JsonNode json = JSON.readTree(rows.encodeRequest(request));
-        assertThat(json.get("input")).hasSize(784);
-        assertThat(rows.decodeRequest(rows.encodeRequest(request)).inputs()).containsExactlyElementsOf(
-                request.inputs());
+        return c;
     }
 
-    @Test
-    void theStatementsCarryTheJobsOptionsToTheModelAndEnoughRowsInFlightToFillItsBatches(@TempDir Path repo)
-            throws Exception {
-        Configuration c = twoInputs(repo);
+    static Configuration kafka(Configuration c) {
         c.set(InferenceJobOptions.BOOTSTRAP_SERVERS, "localhost:9092");
         c.set(InferenceJobOptions.REQUESTS_TOPIC, "req");
         c.set(InferenceJobOptions.RESPONSES_TOPIC, "resp");
         c.set(InferenceJobOptions.GROUP_ID, "g");
         c.set(InferenceJobOptions.STARTING_OFFSETS, "earliest");
+        return c;
+    }
+
+    @Test
+    void aSingleInputRequestsValueIsTheTensorsRawBytesTheBinaryFormatCarries(@TempDir Path repo) throws Exception {
+        ImageScenario image = new ImageScenario(FashionMnist.findRoot());
+        Configuration c = image(repo);
+        SqlRowCodec rows = SqlPredict.codec(c, image.model());
+        assertThat(rows.rawRequests()).isTrue();
+        assertThat(rows.rawAnswers()).isTrue();
+        InferenceRequest request = image.request("r0-3", 3);
+        byte[] value = rows.requestValue(request);
+        assertThat(value).hasSize(784 * 4);
+        // exactly the tensor data inside the binary wire format's request
+        Tensor tensor = request.inputs().get(0);
+        assertThat(value).isEqualTo(tensor.data());
+        assertThat(new BinaryCodec().decodeRequest(new BinaryCodec().encodeRequest(request)).inputs().get(0).data())
+                .isEqualTo(value);
+        InferenceRequest back = rows.readRequest(utf8("r0-3"), value);
+        assertThat(back.id()).isEqualTo("r0-3");
+        assertThat(back.inputs()).containsExactlyElementsOf(request.inputs());
+        // a value of the wrong size is refused with a code, never taken
+        assertThatThrownBy(() -> rows.readRequest(utf8("r0-4"), new byte[7])).isInstanceOf(ProtocolException.class)
+                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.SHAPE_MISMATCH));
+        assertThatThrownBy(() -> rows.readRequest(utf8("r0-4"), new byte[8])).isInstanceOf(ProtocolException.class)
+                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.SHAPE_MISMATCH));
+        assertThatThrownBy(() -> rows.readRequest(null, value)).isInstanceOf(ProtocolException.class)
+                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.MISSING_FIELD));
+
+        List<String> statements = SqlPredict.statements(kafka(c), image.model());
+        assertThat(statements.get(0)).startsWith("CREATE TEMPORARY TABLE requests (`id` STRING, `input` BYTES)")
+                .contains("'key.format' = 'raw'", "'key.fields' = 'id'", "'value.fields-include' = 'EXCEPT_KEY'",
+                        "'value.format' = 'raw'").doesNotContain("json");
+        assertThat(statements.get(1)).startsWith("CREATE TEMPORARY TABLE responses (`id` STRING, `logits` BYTES, "
+                + "`headers` MAP<STRING, BYTES> METADATA)").contains("'value.format' = 'raw'", "'key.format' = 'raw'",
+                "'key.fields' = 'id'", "'value.fields-include' = 'EXCEPT_KEY'").doesNotContain("json");
+        assertThat(statements.get(2)).contains("INPUT (`input` BYTES) OUTPUT (`logits` BYTES, `error` STRING)");
+        assertThat(statements.get(3)).startsWith("INSERT INTO responses SELECT `id`, `logits`, "
+                + "MAP['error', CAST(`error` AS BYTES)] FROM ML_PREDICT(");
+    }
+
+    @Test
+    void aRawAnswerIsTheOutputsBytesOrANullValueWithItsErrorInAHeader(@TempDir Path repo) throws Exception {
+        ImageScenario image = new ImageScenario(FashionMnist.findRoot());
+        SqlRowCodec rows = SqlPredict.codec(image(repo), image.model());
+        float[] logits = new float[10];
+        logits[3] = 2.5f;
+        Tensor out = Tensor.ofFloats("logits", new long[] {1, 10}, logits);
+        Timings unknown = new Timings(Double.NaN, Double.NaN, 0);
+        InferenceResponse success = InferenceResponse.success("r1-9", image.model(), null, List.of(out), unknown);
+        byte[] value = rows.answerValue(success);
+        assertThat(value).isEqualTo(out.data());
+        assertThat(rows.answerHeaders(success).toArray()).isEmpty();
+        InferenceResponse ok = rows.readAnswer(utf8("r1-9"), value, new RecordHeaders());
+        assertThat(ok.isError()).isFalse();
+        assertThat(ok.id()).isEqualTo("r1-9");
+        assertThat(ok.output("logits").asFloats()).containsExactly(logits);
+        // the rows carry no timings: batch size unknown (0), times NaN
+        assertThat(ok.timings().batchSize()).isZero();
+        assertThat(ok.timings().queueMs()).isNaN();
+
+        InferenceResponse failure = InferenceResponse.failure("r1-5", image.model(), null,
+                new InferenceError(ErrorCode.SHAPE_MISMATCH, "column 'input' has 7 bytes"), unknown);
+        assertThat(rows.answerValue(failure)).isNull();
+        InferenceResponse bad = rows.readAnswer(utf8("r1-5"), null, rows.answerHeaders(failure));
+        assertThat(bad.isError()).isTrue();
+        assertThat(bad.error()).isEqualTo(failure.error());
+        RecordHeaders odd = new RecordHeaders();
+        odd.add(SqlRowCodec.ERROR_HEADER, utf8("odd: text"));
+        assertThat(rows.readAnswer(utf8("r1-6"), null, odd).error())
+                .isEqualTo(new InferenceError(ErrorCode.INTERNAL, "odd: text"));
+        // a null value without an error (on-error = NULL) is a failed answer, never a success
+        InferenceResponse silent = rows.readAnswer(utf8("r1-7"), null, new RecordHeaders());
+        assertThat(silent.error().code()).isEqualTo(ErrorCode.INFERENCE_FAILED);
+        // an output of the wrong size is not a success either
+        assertThatThrownBy(() -> rows.readAnswer(utf8("r1-8"), new byte[12], null))
+                .isInstanceOf(ProtocolException.class)
+                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.SHAPE_MISMATCH));
+    }
+
+    @Test
+    void severalInputsAreAJsonValueOfBase64FieldsThatFlinksJsonFormatReadsAsTheTensorsBytes(@TempDir Path repo)
+            throws Exception {
+        SqlRowCodec rows = SqlPredict.codec(twoInputs(repo), "two");
+        assertThat(rows.rawRequests()).isFalse();
+        InferenceRequest request = twoInputRequest("r3-17", 1.5f, 42);
+        byte[] value = rows.requestValue(request);
+        JsonNode json = JSON.readTree(value);
+        assertThat(json.size()).isEqualTo(2); // the id is the key, not a field
+        assertThat(Base64.getDecoder().decode(json.get("dense").asText())).isEqualTo(request.inputs().get(0).data());
+        assertThat(Base64.getDecoder().decode(json.get("sparse").asText())).isEqualTo(request.inputs().get(1).data());
+
+        // what the requests table reads with Flink's json format: BYTES columns holding the tensors' bytes
+        JsonRowDataDeserializationSchema flink = new JsonRowDataDeserializationSchema(
+                rowType(new String[] {"dense", "sparse"}, new VarBinaryType(VarBinaryType.MAX_LENGTH),
+                        new VarBinaryType(VarBinaryType.MAX_LENGTH)),
+                InternalTypeInfo.of(rowType(new String[] {"dense", "sparse"},
+                        new VarBinaryType(VarBinaryType.MAX_LENGTH), new VarBinaryType(VarBinaryType.MAX_LENGTH))),
+                false, false, TimestampFormat.ISO_8601);
+        flink.open(null);
+        RowData row = flink.deserialize(value);
+        assertThat(row.getBinary(0)).isEqualTo(request.inputs().get(0).data());
+        assertThat(row.getBinary(1)).isEqualTo(request.inputs().get(1).data());
+
+        assertThat(rows.readRequest(utf8("r3-17"), value).inputs()).containsExactlyElementsOf(request.inputs());
+        // a sample's value is written once: the same bytes for every request of it
+        assertThat(rows.requestValue(new InferenceRequest("r3-18", "two", null, request.inputs(),
+                request.parameters()))).isSameAs(value);
+        // the same first tensor with another second one is another sample: written afresh, not from the cache
+        InferenceRequest other = twoInputRequest("r1-3", 1, 7);
+        InferenceRequest mixed = new InferenceRequest("r1-3", "two", null,
+                List.of(request.inputs().get(0), other.inputs().get(1)), request.parameters());
+        assertThat(rows.readRequest(utf8("r1-3"), rows.requestValue(mixed)).inputs())
+                .containsExactlyElementsOf(mixed.inputs());
+        assertThatThrownBy(() -> rows.readRequest(utf8("r1-4"), utf8("{\"dense\":\""
+                + Base64.getEncoder().encodeToString(new byte[52]) + "\",\"sparse\":null}")))
+                .isInstanceOf(ProtocolException.class)
+                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.MISSING_INPUT));
+        assertThatThrownBy(() -> rows.readRequest(utf8("r1-4"), utf8("not json")))
+                .isInstanceOf(ProtocolException.class)
+                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ErrorCode.MALFORMED_PAYLOAD));
+
+        List<String> statements = SqlPredict.statements(kafka(twoInputs(repo)), "two");
+        assertThat(statements.get(0)).startsWith("CREATE TEMPORARY TABLE requests (`id` STRING, `dense` BYTES, "
+                + "`sparse` BYTES)").contains("'value.format' = 'json'", "'value.json.ignore-parse-errors' = 'true'",
+                "'key.format' = 'raw'", "'key.fields' = 'id'", "'value.fields-include' = 'EXCEPT_KEY'");
+        // one output: a raw answer
+        assertThat(statements.get(1)).contains("`probability` BYTES, `headers` MAP<STRING, BYTES> METADATA",
+                "'value.format' = 'raw'");
+    }
+
+    @Test
+    void severalOutputsAreAJsonAnswerWithTheErrorColumnAsFlinksJsonFormatWritesIt(@TempDir Path repo)
+            throws Exception {
+        ModelRepoWriter.writeConfig(repo, "pair", 8, List.of(ModelRepoWriter.tensor("x", "FP32", 4)),
+                List.of(ModelRepoWriter.tensor("a", "FP32", 2), ModelRepoWriter.tensor("b", "INT64", 1)), "test model");
+        Files.write(repo.resolve("pair").resolve("1").resolve("model.onnx"), new byte[0]);
+        Configuration c = new Configuration();
+        c.set(GpuInferenceOptions.MODEL_REPOSITORY, repo.toString());
+        SqlRowCodec rows = SqlPredict.codec(c, "pair");
+        assertThat(rows.rawRequests()).isTrue();
+        assertThat(rows.rawAnswers()).isFalse();
+        Tensor a = Tensor.ofFloats("a", new long[] {1, 2}, 0.25f, -1f);
+        Tensor b = Tensor.ofLongs("b", new long[] {1, 1}, 7L);
+
+        // what the responses table's sink writes with Flink's json format
+        RowType type = rowType(new String[] {"a", "b", "error"}, new VarBinaryType(VarBinaryType.MAX_LENGTH),
+                new VarBinaryType(VarBinaryType.MAX_LENGTH), new VarCharType(VarCharType.MAX_LENGTH));
+        JsonRowDataSerializationSchema flink = new JsonRowDataSerializationSchema(type, TimestampFormat.ISO_8601,
+                JsonFormatOptions.MapNullKeyMode.FAIL, "null", false, false);
+        flink.open(null);
+        byte[] success = flink.serialize(GenericRowData.of(a.data(), b.data(), null));
+        InferenceResponse ok = rows.readAnswer(utf8("r2-1"), success, null);
+        assertThat(ok.isError()).isFalse();
+        assertThat(ok.outputs()).containsExactly(a, b);
+        byte[] failure = flink.serialize(GenericRowData.of(null, null,
+                StringData.fromString("SHAPE_MISMATCH: column 'x' has 3 elements")));
+        InferenceResponse bad = rows.readAnswer(utf8("r2-2"), failure, null);
+        assertThat(bad.error()).isEqualTo(new InferenceError(ErrorCode.SHAPE_MISMATCH, "column 'x' has 3 elements"));
+        // null outputs without an error are a failed answer
+        assertThat(rows.readAnswer(utf8("r2-3"), flink.serialize(GenericRowData.of(null, null, null)), null)
+                .error().code()).isEqualTo(ErrorCode.INFERENCE_FAILED);
+        // the codec's own writer agrees with Flink's
+        InferenceResponse back = rows.readAnswer(utf8("r2-4"), rows.answerValue(ok), null);
+        assertThat(back.outputs()).containsExactly(a, b);
+        assertThat(rows.readAnswer(utf8("r2-5"), rows.answerValue(bad), null).error()).isEqualTo(bad.error());
+
+        List<String> statements = SqlPredict.statements(kafka(c), "pair");
+        assertThat(statements.get(1)).startsWith("CREATE TEMPORARY TABLE responses (`id` STRING, `a` BYTES, "
+                + "`b` BYTES, `error` STRING)").contains("'value.format' = 'json'").doesNotContain("METADATA");
+        assertThat(statements.get(3)).startsWith("INSERT INTO responses SELECT `id`, `a`, `b`, `error` FROM");
+    }
+
+    @Test
+    void theStatementsCarryTheJobsOptionsToTheModelAndEnoughRowsInFlightToFillItsBatches(@TempDir Path repo)
+            throws Exception {
+        Configuration c = kafka(twoInputs(repo));
         c.set(GpuInferenceOptions.EXECUTION_THREADS, 2);
         c.setString("inference.device.intra-op-threads", "1");
         List<String> statements = SqlPredict.statements(c, "two");
         assertThat(statements).hasSize(4);
-        assertThat(statements.get(0)).startsWith("CREATE TEMPORARY TABLE requests (`id` STRING, `dense` ARRAY<FLOAT>, "
-                + "`sparse` ARRAY<BIGINT>)").contains("'topic' = 'req'", "'format' = 'json'",
-                "'scan.startup.mode' = 'earliest-offset'", "'json.ignore-parse-errors' = 'true'");
-        assertThat(statements.get(1)).contains("`probability` ARRAY<FLOAT>, `error` STRING", "'key.fields' = 'id'",
-                "'key.format' = 'raw'", "'value.format' = 'json'", "'topic' = 'resp'");
+        assertThat(statements.get(0)).contains("'topic' = 'req'", "'scan.startup.mode' = 'earliest-offset'",
+                "'properties.group.id' = 'g'");
+        assertThat(statements.get(1)).contains("'topic' = 'resp'", "'sink.delivery-guarantee' = 'at-least-once'",
+                "'properties.linger.ms' = '2'");
         String model = statements.get(2);
         // the library's defaults (max batch 32, delay 0), the job's device default and the options set
         assertThat(model).contains("'provider' = 'onnx'", "'model' = 'two'", "'max-batch-size' = '32'",
@@ -192,6 +302,14 @@ class SqlRowCodecTest {
                 .hasMessageContaining("BYTES");
         assertThatThrownBy(() -> SqlPredict.codec(c, "absent")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no model 'absent'");
+    }
+
+    private static RowType rowType(String[] names, LogicalType... types) {
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (int i = 0; i < names.length; i++) {
+            fields.add(new RowType.RowField(names[i], types[i]));
+        }
+        return new RowType(fields);
     }
 
     static byte[] utf8(String s) {
