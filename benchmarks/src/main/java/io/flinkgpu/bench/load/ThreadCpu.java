@@ -87,6 +87,13 @@ public final class ThreadCpu {
         if (name.startsWith("SourceCoordinator")) {
             return Part.JOB_SOURCE; // the Kafka source's split enumerator, on the job manager
         }
+        for (String prefix : INFERENCE_THREADS) {
+            if (name.startsWith(prefix)) {
+                // by name, whatever group: the SQL configurations' shared runtime makes its threads in the
+                // group of whoever opens it first (a task, or the harness reading its batch counts)
+                return Part.JOB_INFERENCE;
+            }
+        }
         for (String g : groups) {
             if (FLINK_TASK_GROUP.equals(g)) {
                 return task(name);

@@ -30,6 +30,9 @@ class ThreadCpuTest {
         assertThat(ThreadCpu.classify("Source Data Fetcher for Source: requests[1] (1/1)#0", TASK))
                 .isEqualTo(Part.JOB_SOURCE);
         assertThat(ThreadCpu.classify("gpu-inference-shared-cpu:0-1", TASK)).isEqualTo(Part.JOB_INFERENCE);
+        // the shared runtime's threads count as inference's even when the harness opened it first
+        assertThat(ThreadCpu.classify("gpu-inference-shared-cpu:0-1", List.of("main", "system")))
+                .isEqualTo(Part.JOB_INFERENCE);
         assertThat(ThreadCpu.classify("Source Data Fetcher for " + chain, TASK)).isEqualTo(Part.JOB_SOURCE);
         assertThat(ThreadCpu.classify("Source: Kafka requests -> Parse (1/1)#0", TASK)).isEqualTo(Part.JOB_PARSER);
         assertThat(ThreadCpu.classify("Source: Kafka requests (1/1)#0", TASK)).isEqualTo(Part.JOB_SOURCE);
