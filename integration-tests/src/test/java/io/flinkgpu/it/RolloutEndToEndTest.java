@@ -190,6 +190,23 @@ class RolloutEndToEndTest {
             throw new AssertionError("rollout still " + rollout() + "; decisions " + store.recentDecisions(30));
         }
 
+        /**
+         * Until the last published plan splits the model as {@code expected} (the engine's state changes
+         * within a cycle a moment before that cycle publishes the split).
+         */
+        void awaitPublishedSplit(VersionWeight... expected) throws InterruptedException {
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            List<VersionWeight> last = null;
+            while (System.nanoTime() < deadline) {
+                last = store.lastPlan().flatMap(p -> p.versionSplit(MODEL)).map(v -> v.versions()).orElse(null);
+                if (List.of(expected).equals(last)) {
+                    return;
+                }
+                Thread.sleep(100);
+            }
+            throw new AssertionError("the last published split is " + last + ", not " + List.of(expected));
+        }
+
         /** Every response on the responses topic once {@code n} arrived, by request id. */
         Map<String, InferenceResponse> responses(int n) throws Exception {
             List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(kafka.bootstrapServers(),
@@ -250,8 +267,7 @@ class RolloutEndToEndTest {
             assertThat(decisions).extracting(Decision::action).containsExactly("ROLLOUT_START", "ROLLOUT_PROMOTE",
                     "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
             decisions.forEach(d -> System.out.println("rollout decision: " + d.action() + ": " + d.reason()));
-            assertThat(s.store.lastPlan().orElseThrow().versionSplit(MODEL).orElseThrow().versions())
-                    .containsExactly(new VersionWeight("2", 1));
+            s.awaitPublishedSplit(new VersionWeight("2", 1));
             System.out.printf("good version: 5%% -> 25%% -> 50%% -> 100%% in %.1f s from the first request%n", seconds);
 
             // 100% to 2 is in force: what is sent from now on is answered by version 2
@@ -287,8 +303,7 @@ class RolloutEndToEndTest {
                     .filter(d -> d.action().equals("ROLLOUT_ROLLBACK")).findFirst().orElseThrow();
             System.out.println("rollout decision: " + rollback.reason());
             assertThat(rollback.reason()).contains("2 is worse (error rate");
-            assertThat(s.store.lastPlan().orElseThrow().versionSplit(MODEL).orElseThrow().versions())
-                    .containsExactly(new VersionWeight("1", 1));
+            s.awaitPublishedSplit(new VersionWeight("1", 1));
             long toRollback = rollback.atMillis() - firstRequest;
 
             // once the rollback plan is applied every request goes to version 1 and is answered

@@ -95,6 +95,7 @@ public final class InferenceService {
     private ScheduledFuture<?> armed;
     private long armedAtNanos = Long.MAX_VALUE;
     private long batchesRun;
+    private long timerWakeups;
 
     private record Pending(RequestAdmission.Admitted admitted, CompletableFuture<InferenceResponse> future,
             Listener listener) {}
@@ -197,6 +198,13 @@ public final class InferenceService {
     public long batchesRun() {
         synchronized (lock) {
             return batchesRun;
+        }
+    }
+
+    /** How often the queue-delay timer fired (for tests). */
+    long timerWakeups() {
+        synchronized (lock) {
+            return timerWakeups;
         }
     }
 
@@ -333,6 +341,11 @@ public final class InferenceService {
     }
 
     private void arm() {
+        if (executing >= settings.executionThreads()) {
+            // Every execution thread is busy: the next completion dispatches. A timer now would fire at
+            // once (a ready batch is due) and find no free thread, again and again.
+            return;
+        }
         OptionalLong next = batcher.nextReadyNanos();
         if (next.isEmpty()) {
             return;
@@ -348,6 +361,7 @@ public final class InferenceService {
         long delay = Math.max(0, at - ticker.nanos());
         armed = timer.schedule(() -> {
             synchronized (lock) {
+                timerWakeups++;
                 armedAtNanos = Long.MAX_VALUE;
                 dispatch();
             }

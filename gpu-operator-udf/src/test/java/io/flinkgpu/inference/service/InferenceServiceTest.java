@@ -113,6 +113,26 @@ class InferenceServiceTest {
     }
 
     @Test
+    void whileEveryExecutionThreadIsBusyTheQueueDelayTimerDoesNotSpin() throws Exception {
+        // batch size 1, no queue delay: every queued request is due at once, but only one runs at a time
+        InferenceService service = InferenceService.acquire(settings(1, Duration.ZERO, 1, "2+0.1*b"), 0);
+        try {
+            List<CompletableFuture<InferenceResponse>> futures = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                futures.add(service.submit(echo("t" + i, i), InferenceService.Listener.NONE));
+            }
+            for (CompletableFuture<InferenceResponse> f : futures) {
+                assertThat(f.get(30, TimeUnit.SECONDS).isError()).isFalse();
+            }
+            assertThat(service.batchesRun()).isEqualTo(100);
+            // completions dispatch the next batch; the timer has nothing to do (it spun thousands of times)
+            assertThat(service.timerWakeups()).isLessThanOrEqualTo(100);
+        } finally {
+            service.release();
+        }
+    }
+
+    @Test
     void requestsThatArriveTogetherShareABatch() throws Exception {
         InferenceService service = InferenceService.acquire(settings(16, Duration.ofMillis(50), 1, "20+0.1*b"), 0);
         try {
