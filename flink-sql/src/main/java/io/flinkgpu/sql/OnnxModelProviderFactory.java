@@ -143,7 +143,7 @@ public final class OnnxModelProviderFactory implements ModelProviderFactory {
     }
 
     /** The keys of every {@link GpuInferenceOptions} option. */
-    static Set<String> runtimeOptionKeys() {
+    public static Set<String> runtimeOptionKeys() {
         Set<String> keys = new HashSet<>();
         for (Field f : GpuInferenceOptions.class.getFields()) {
             if (Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {

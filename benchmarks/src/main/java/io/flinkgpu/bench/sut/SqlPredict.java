@@ -5,16 +5,12 @@ import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.operator.InferenceSettings;
 import io.flinkgpu.job.InferenceJobOptions;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.stream.Collectors;
-import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -61,9 +57,7 @@ public final class SqlPredict {
     static final String HEADERS = "headers";
 
     /** The runtime options the provider takes as its own options rather than passed through. */
-    private static final Set<String> TRANSLATED = Set.of(GpuInferenceOptions.MODEL_REPOSITORY.key(),
-            GpuInferenceOptions.MAX_BATCH_SIZE.key(), GpuInferenceOptions.MAX_QUEUE_DELAY.key(),
-            GpuInferenceOptions.DEVICE_TYPE.key());
+    private static final Set<String> TRANSLATED = io.flinkgpu.sql.OnnxModelOptions.OWNED_RUNTIME_KEYS.keySet();
 
     /**
      * The rows in flight that let ML_PREDICT fill batches as the job does: the job's operator takes
@@ -89,21 +83,6 @@ public final class SqlPredict {
                 .config();
     }
 
-    /** The keys of every {@link GpuInferenceOptions} option. */
-    static Set<String> runtimeKeys() {
-        Set<String> keys = new TreeSet<>();
-        for (Field f : GpuInferenceOptions.class.getFields()) {
-            if (Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {
-                try {
-                    keys.add(((ConfigOption<?>) f.get(null)).key());
-                } catch (IllegalAccessException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-        }
-        return keys;
-    }
-
     /** The model's WITH options for {@code model} under {@code c}, in order. */
     public static Map<String, String> modelOptions(Configuration c, String model) {
         Map<String, String> with = new LinkedHashMap<>();
@@ -115,7 +94,7 @@ public final class SqlPredict {
         with.put("device", c.get(GpuInferenceOptions.DEVICE_TYPE));
         with.put("on-error", "ERROR_COLUMN");
         with.put("error-column", ERROR_COLUMN);
-        Set<String> runtime = runtimeKeys();
+        Set<String> runtime = io.flinkgpu.sql.OnnxModelProviderFactory.runtimeOptionKeys();
         new java.util.TreeMap<>(c.toMap()).forEach((k, v) -> {
             if (runtime.contains(k) && !TRANSLATED.contains(k)) {
                 with.put(k, v);
