@@ -319,6 +319,12 @@ public final class Report {
                 .append(machine.get("java_version")).append(", ").append(machine.get("os")).append(". Versions: ")
                 .append(doc.get("versions")).append(". Everything (Kafka broker, Flink MiniCluster, load generator) "
                         + "runs in one JVM on this machine.\n\n");
+        if (runner.warmUp != null) {
+            md.append("JVM warm-up, not measured: the job with its default options ran at ")
+                    .append(f(runner.warmUp.offered(), 0)).append(" requests/s for ")
+                    .append(runner.settings().jvmWarmup().toSeconds()).append(" s before the Kafka floor and the first "
+                            + "configuration, so that none of them pays for compiling the code they share.\n\n");
+        }
         if (runner.kafkaEcho != null) {
             md.append("Kafka floor (produce -> consume on one topic, one request at a time): p50 ")
                     .append(f(runner.kafkaEcho.p50(), 2)).append(" ms, p99 ").append(f(runner.kafkaEcho.p99(), 2))

@@ -2,6 +2,7 @@ package io.flinkgpu.bench.run;
 
 import io.flinkgpu.bench.load.LoadDriver;
 import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.load.RunSpec;
 import io.flinkgpu.bench.load.Target;
 import io.flinkgpu.bench.load.ThreadCpu;
 import io.flinkgpu.bench.scenario.Scenario;
@@ -91,6 +92,8 @@ public final class BenchmarkRunner {
     private int runIds;
     private int topicIds;
     public PointResult kafkaEcho;
+    /** The JVM warm-up's load point (not measured), or null where the mode has none. */
+    public PointResult warmUp;
 
     public BenchmarkRunner(BenchmarkSettings settings, Path repo, Map<String, String> userOptions,
             List<String> configNames, PrintStream out) {
@@ -148,6 +151,10 @@ public final class BenchmarkRunner {
         return chosen;
     }
 
+    public BenchmarkSettings settings() {
+        return settings;
+    }
+
     public boolean runsCeiling() {
         return configNames.isEmpty() || configNames.contains("ceiling");
     }
@@ -169,6 +176,9 @@ public final class BenchmarkRunner {
         // The broker's threads (and the threads they start) run in a thread group of their own, so
         // that their CPU time is told apart from the job's and the load generator's.
         try (EmbeddedKafka kafka = ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, EmbeddedKafka::start)) {
+            if (!settings.jvmWarmup().isZero()) {
+                warmUp(kafka, scenarios.get(0));
+            }
             kafkaEcho = kafkaFloor(kafka, scenarios.get(0));
             out.println("Kafka floor (produce -> consume, 1 outstanding): " + kafkaEcho.line());
             for (Scenario scenario : scenarios) {
@@ -176,6 +186,24 @@ public final class BenchmarkRunner {
             }
         }
         return results;
+    }
+
+    /**
+     * Runs the job with its default options under open-loop load for {@link BenchmarkSettings#jvmWarmup()}
+     * and discards the result: the configuration measured first no longer pays for compiling the code
+     * every configuration shares.
+     */
+    private void warmUp(EmbeddedKafka kafka, Scenario scenario) throws Exception {
+        double rate = 4 * scenario.startRate();
+        out.printf("JVM warm-up (not measured): the job with its default options, %s, %.0f requests/s for %d s ...%n",
+                scenario.name(), rate, settings.jvmWarmup().toSeconds());
+        SutConfig warm = new SutConfig("jvm-warm-up", "warm-up", Deployments.Kind.JOB, Map.of(), "not measured");
+        RunSpec spec = new RunSpec(settings.jvmWarmup(), Duration.ofSeconds(1), RunSpec.STABLE_WINDOWS,
+                RunSpec.STABLE_WINDOWS, Duration.ofSeconds(5), 1.0);
+        withJob(kafka, scenario, scenario.modelFile(repo), warm, (target, meter) -> {
+            warmUp = LoadDriver.openLoop(target, runIds++, rate, spec, scenario.sloMs(), 1L, null);
+            out.println("    warm-up: " + warmUp.line());
+        });
     }
 
     private PointResult kafkaFloor(EmbeddedKafka kafka, Scenario scenario) throws Exception {
@@ -239,6 +267,37 @@ public final class BenchmarkRunner {
             ScenarioResult scenarioResult) throws Exception {
         SutConfig config = r.config;
         out.printf("--- %s / %s: %s%n", scenario.name(), config.name(), config.description());
+        withJob(kafka, scenario, modelFile, config, (target, meter) -> {
+            r.unloaded = LoadDriver.closedLoop(target, runIds++, 1, settings.unloaded(), scenario.sloMs(), null);
+            out.println("    unloaded (closed loop): " + r.unloaded.line());
+            RateSweep.PointRunner runner = rate -> point(target, meter, scenario, config, rate);
+            r.sweep = RateSweep.run(settings.plan(scenario.startRate()), runner);
+            out.printf("    goodput %.0f/s%n", r.goodput());
+            if (r.goodput() > 0 && config.role().equals("batching")) {
+                r.extra.put("at_10pct_of_capacity", point(target, null, scenario, config, 0.1 * r.goodput()));
+                r.extra.put("at_80pct_of_capacity", point(target, null, scenario, config, 0.8 * r.goodput()));
+                double baseline = 0;
+                for (ConfigResult other : scenarioResult.configs.values()) {
+                    if (other.config.role().equals("per-record")) {
+                        baseline = Math.max(baseline, other.goodput());
+                    }
+                }
+                if (baseline > 0) {
+                    r.extra.put("at_per_record_goodput", point(target, null, scenario, config, baseline));
+                }
+            }
+        });
+    }
+
+    /** What runs against a started configuration: its target, and for SQL the meter of rows per batch (else null). */
+    @FunctionalInterface
+    private interface JobBody {
+        void run(Target target, RowsPerBatch meter) throws Exception;
+    }
+
+    /** Starts {@code config} on topics of its own, waits until it answers, runs {@code body}, and cancels it. */
+    private void withJob(EmbeddedKafka kafka, Scenario scenario, Path modelFile, SutConfig config, JobBody body)
+            throws Exception {
         int n = topicIds++;
         JobTopics topics = new JobTopics("bench-requests-" + n, "bench-responses-" + n, "bench-dead-letter-" + n,
                 "bench-" + n);
@@ -267,26 +326,7 @@ public final class BenchmarkRunner {
                 }
                 target = meter;
             }
-            r.unloaded = LoadDriver.closedLoop(target, runIds++, 1, settings.unloaded(), scenario.sloMs(), null);
-            out.println("    unloaded (closed loop): " + r.unloaded.line());
-            Target measured = target;
-            RowsPerBatch batches = meter;
-            RateSweep.PointRunner runner = rate -> point(measured, batches, scenario, config, rate);
-            r.sweep = RateSweep.run(settings.plan(scenario.startRate()), runner);
-            out.printf("    goodput %.0f/s%n", r.goodput());
-            if (r.goodput() > 0 && config.role().equals("batching")) {
-                r.extra.put("at_10pct_of_capacity", point(target, null, scenario, config, 0.1 * r.goodput()));
-                r.extra.put("at_80pct_of_capacity", point(target, null, scenario, config, 0.8 * r.goodput()));
-                double baseline = 0;
-                for (ConfigResult other : scenarioResult.configs.values()) {
-                    if (other.config.role().equals("per-record")) {
-                        baseline = Math.max(baseline, other.goodput());
-                    }
-                }
-                if (baseline > 0) {
-                    r.extra.put("at_per_record_goodput", point(target, null, scenario, config, baseline));
-                }
-            }
+            body.run(target, meter);
         } finally {
             try {
                 job.cancel().get();

@@ -7,10 +7,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Durations, sweep plan and tuning candidates of a mode. */
+/**
+ * Durations, sweep plan and tuning candidates of a mode.
+ *
+ * @param jvmWarmup how long a throwaway job runs under load before anything is measured, so that the
+ *     broker's, the Kafka clients' and Flink's code is compiled before the Kafka floor and the first
+ *     configuration (without it the first configuration ran while the JIT took up to a core); zero: none
+ */
 public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, double rateFactor, int maxPoints,
         int refineSteps, double maxRate, Duration ceilingWarmup, Duration ceilingDuration, int[] ceilingBatches,
-        List<Map<String, String>> tuningCandidates) {
+        List<Map<String, String>> tuningCandidates, Duration jvmWarmup) {
 
     static final int[] BATCHES = {1, 8, 32, 64, 128};
 
@@ -20,7 +26,7 @@ public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, do
                 new RunSpec(Duration.ofMillis(500), Duration.ofSeconds(1), 3, 3, Duration.ofSeconds(2), 0.10),
                 2.0, 9, 1, 64_000, Duration.ofMillis(300), Duration.ofMillis(1500), BATCHES,
                 List.of(options("inference.batching.max-queue-delay", "0 ms", "inference.batching.max-batch-size",
-                        "128")));
+                        "128")), Duration.ofSeconds(20));
     }
 
     public static BenchmarkSettings full() {
@@ -33,7 +39,7 @@ public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, do
                 List.of(options("inference.batching.max-queue-delay", "0 ms", "inference.batching.max-batch-size",
                                 "128"),
                         options("inference.batching.max-queue-delay", "1 ms", "inference.batching.max-batch-size",
-                                "128")));
+                                "128")), Duration.ofSeconds(40));
     }
 
     /** A tiny run for the smoke test: seconds per point. */
@@ -41,7 +47,8 @@ public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, do
         return new BenchmarkSettings("smoke",
                 new RunSpec(Duration.ofMillis(300), Duration.ofMillis(500), 3, 3, Duration.ofSeconds(3), 0.10),
                 new RunSpec(Duration.ofMillis(300), Duration.ofMillis(300), 3, 3, Duration.ofSeconds(2), 0.10),
-                4.0, 2, 0, 64_000, Duration.ofMillis(100), Duration.ofMillis(200), new int[] {1, 8}, List.of());
+                4.0, 2, 0, 64_000, Duration.ofMillis(100), Duration.ofMillis(200), new int[] {1, 8}, List.of(),
+                Duration.ZERO);
     }
 
     static Map<String, String> options(String... kv) {
