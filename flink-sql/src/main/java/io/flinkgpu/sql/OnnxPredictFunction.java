@@ -128,7 +128,8 @@ public final class OnnxPredictFunction extends AsyncPredictFunction {
 
         void open(FunctionContext context) {
             int subtask = context.getTaskInfo().getIndexOfThisSubtask();
-            service = InferenceService.acquire(spec.settings(), subtask);
+            service = InferenceService.acquire(spec.settings(), subtask,
+                    context.getTaskInfo().getNumberOfParallelSubtasks());
             InferenceService s = service;
             metrics = new InferenceMetrics(context.getMetricGroup(), s::queuedRequests, s::executingBatches,
                     () -> s.cache().loadedCount(),

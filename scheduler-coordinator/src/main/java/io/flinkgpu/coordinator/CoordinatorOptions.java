@@ -194,7 +194,8 @@ public final class CoordinatorOptions {
     public static final ConfigOption<Integer> MAX_SLOTS_PER_DEVICE = ConfigOptions.key("coordinator.parallelism.max-slots-per-device")
             .intType()
             .defaultValue(4)
-            .withDescription("Inference subtasks per device at most.");
+            .withDescription("Inference subtasks per device at most (with coordinator.parallelism.device-weights: on "
+                    + "the fullest device, the others having their share).");
 
     public static final ConfigOption<Integer> DEVICE_COUNT = ConfigOptions.key("coordinator.parallelism.device-count")
             .intType()
@@ -202,12 +203,25 @@ public final class CoordinatorOptions {
             .withDescription("GPUs the job can use (0: the devices its subtasks report). With more GPUs than "
                     + "subtasks, the planner asks for a slot on every GPU.");
 
+    public static final ConfigOption<java.util.List<Double>> DEVICE_WEIGHTS =
+            ConfigOptions.key("coordinator.parallelism.device-weights")
+                    .doubleType()
+                    .asList()
+                    .defaultValues()
+                    .withDescription("Relative speed of each device, one positive number per device in device order, "
+                            + "';'-separated (e.g. '3;1'): the same as the job's inference.device.slot-weights. The "
+                            + "planner then gives devices slots in proportion (the job's layout, "
+                            + "io.flinkgpu.contract.placement.SlotLayout) and steps the parallelism by levels of the "
+                            + "fullest device; a job whose subtasks are laid out otherwise gets a HOLD saying so. "
+                            + "Empty (default): equal weights, subtask i on device i mod devices.");
+
     public static final ConfigOption<Double> BUSY_HIGH = ConfigOptions.key("coordinator.parallelism.busy-threshold")
             .doubleType()
             .defaultValue(0.8)
             .withDescription("A device's subtasks busier than this (Flink's busyTimeMsPerSecond / 1000) while the "
-                    + "device itself is under the target utilisation get one more slot per device; all below it "
-                    + "by the hysteresis once a slot is removed give one back.");
+                    + "device itself is under the target utilisation get one more slot per device (with device weights: "
+                    + "the next level that gives them one); all below it by the hysteresis once a level is removed give "
+                    + "one back.");
 
     public static final ConfigOption<Duration> MIN_RESCALE_INTERVAL = ConfigOptions.key("coordinator.parallelism.min-interval")
             .durationType()

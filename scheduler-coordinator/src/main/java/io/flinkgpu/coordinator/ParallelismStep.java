@@ -61,7 +61,8 @@ public final class ParallelismStep {
     /** The step as the coordinator's options configure the planner, with {@code rescaler} (or null) and {@code store}. */
     public static ParallelismStep fromConfig(ReadableConfig config, Rescaler rescaler, StateStore store) {
         return new ParallelismStep(new ParallelismPlanner(config.get(CoordinatorOptions.MAX_SLOTS_PER_DEVICE),
-                config.get(CoordinatorOptions.DEVICE_COUNT), config.get(CoordinatorOptions.BUSY_HIGH),
+                config.get(CoordinatorOptions.DEVICE_COUNT), config.get(CoordinatorOptions.DEVICE_WEIGHTS),
+                config.get(CoordinatorOptions.BUSY_HIGH),
                 config.get(CoordinatorOptions.TARGET_UTILIZATION), config.get(CoordinatorOptions.HYSTERESIS),
                 config.get(CoordinatorOptions.MIN_RESCALE_INTERVAL)), rescaler, store);
     }
@@ -118,7 +119,7 @@ public final class ParallelismStep {
 
     private static List<SlotLoad> slotLoads(Demand demand) {
         return demand.devices().values().stream()
-                .map(d -> new SlotLoad(d.deviceId(), d.utilization(), d.busyFraction()))
+                .map(d -> new SlotLoad(d.deviceId(), d.utilization(), d.busyFraction(), d.subtasks()))
                 .toList();
     }
 }

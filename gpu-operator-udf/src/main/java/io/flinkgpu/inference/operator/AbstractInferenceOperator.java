@@ -207,7 +207,9 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         super.open();
         int subtask = subtaskIndex();
         repository = ModelRepository.open(Path.of(settings.modelRepository()));
-        device = settings.createDevice(subtask, assignedGpus());
+        // the running parallelism, not the one the job was built with: after a rescale it is the new one
+        device = settings.createDevice(subtask, getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks(),
+                assignedGpus());
         DeviceMetrics deviceMetrics = new DeviceMetrics(getMetricGroup(), device);
         // Each completed load registers the version's metrics (its loaded gauge) at once, before any request for
         // it, so that the coordinator sees a LOAD done ahead of traffic; loads run on other threads than open().

@@ -111,11 +111,11 @@ public final class GpuInference {
         BroadcastStream<byte[]> plans = control.broadcast(PlanRouter.PLAN_STATE);
         TypeInformation<Tuple2<Integer, InferenceRequest>> targeted = Types.TUPLE(Types.INT, InferenceTypes.REQUEST);
         SingleOutputStreamOperator<Tuple2<Integer, InferenceRequest>> router = requests.connect(plans)
-                .process(new PlanRouter(p, controlPlane), targeted)
+                .process(new PlanRouter(p, controlPlane, settings.device().slotWeights()), targeted)
                 .uid(defaultUid ? DEFAULT_ROUTER_UID : uid + "-" + DEFAULT_ROUTER_UID)
                 .name("Plan router");
         DataStream<InferenceRequest> routed = router
-                .partitionCustom(new PlanRouter.TargetPartitioner(), new PlanRouter.Target())
+                .partitionCustom(new PlanRouter.TargetPartitioner(settings.device().slotWeights()), new PlanRouter.Target())
                 .map(new PlanRouter.Unwrap(), InferenceTypes.REQUEST)
                 .uid(defaultUid ? DEFAULT_ROUTED_UID : uid + "-" + DEFAULT_ROUTED_UID)
                 .name("Routed requests")
@@ -203,7 +203,7 @@ public final class GpuInference {
                     GpuInferenceOptions.CUDA_MEMORY_FRACTION, GpuInferenceOptions.SIMULATED_DEVICES,
                     GpuInferenceOptions.SIMULATED_MEMORY, GpuInferenceOptions.SIMULATED_SPEED,
                     GpuInferenceOptions.SIMULATED_MODEL_SPEEDS, GpuInferenceOptions.SIMULATED_LOAD_TIME,
-                    GpuInferenceOptions.MAX_MODELS_PER_DEVICE,
+                    GpuInferenceOptions.DEVICE_SLOT_WEIGHTS, GpuInferenceOptions.MAX_MODELS_PER_DEVICE,
                     GpuInferenceOptions.EVICTION_TIMEOUT, GpuInferenceOptions.HOST_CACHE_MEMORY,
                     GpuInferenceOptions.WARMUP_WORKERS, GpuInferenceOptions.LOAD_RETRY_INTERVAL,
                     GpuInferenceOptions.LOAD_ROOM_WAIT, GpuInferenceOptions.REPOSITORY_POLL_INTERVAL,
@@ -275,6 +275,15 @@ public final class GpuInference {
             config.set(GpuInferenceOptions.SIMULATED_DEVICES, count);
             config.set(GpuInferenceOptions.SIMULATED_MEMORY, memory);
             config.set(GpuInferenceOptions.SIMULATED_SPEED, speed);
+            return this;
+        }
+
+        /**
+         * Gives the GPUs slots in proportion to {@code weights}, one per GPU
+         * ({@link GpuInferenceOptions#DEVICE_SLOT_WEIGHTS}); checked when the job is built.
+         */
+        public Builder slotWeights(Double... weights) {
+            config.set(GpuInferenceOptions.DEVICE_SLOT_WEIGHTS, java.util.List.of(weights));
             return this;
         }
 

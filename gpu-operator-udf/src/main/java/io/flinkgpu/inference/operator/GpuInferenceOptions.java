@@ -57,7 +57,23 @@ public final class GpuInferenceOptions {
             .defaultValue("auto")
             .withDescription("Where models run: 'auto' (a CUDA GPU when one is usable, else the CPU), 'cuda' "
                     + "(the CPU with a warning where there is no GPU), 'cpu', or 'simulated' "
-                    + "(see inference.device.simulated.*). Subtask i uses GPU i mod the number of GPUs.");
+                    + "(see inference.device.simulated.*). Subtask i uses GPU i mod the number of GPUs, unless "
+                    + "inference.device.slot-weights gives GPUs different numbers of slots.");
+
+    public static final ConfigOption<List<Double>> DEVICE_SLOT_WEIGHTS = ConfigOptions.key("inference.device.slot-weights")
+            .doubleType()
+            .asList()
+            .defaultValues()
+            .withDescription("Relative speed of each GPU, one positive number per GPU in device order, separated by "
+                    + "';' (e.g. '3;1'). The inference subtasks are split over the GPUs in proportion (largest "
+                    + "remainder, every GPU at least one slot once there are as many subtasks as GPUs), subtask i of "
+                    + "the running parallelism on the GPU that io.flinkgpu.contract.placement.SlotLayout gives it; "
+                    + "a rescale keeps subtasks on their GPUs as far as the new counts allow. The coordinator's "
+                    + "coordinator.parallelism.device-weights must be the same. Empty (default) or equal weights: "
+                    + "subtask i on GPU i mod the number of GPUs. With type 'simulated' there must be "
+                    + "inference.device.simulated.count weights; with 'cpu' none (each subtask has its own CPU "
+                    + "device). With real GPUs a count other than the GPUs a TaskManager has is logged and the "
+                    + "weights are not used there.");
 
     public static final ConfigOption<MemorySize> DEVICE_MEMORY = ConfigOptions.key("inference.device.memory")
             .memoryType()

@@ -52,7 +52,8 @@ public record InferenceSettings(
                         config.get(GpuInferenceOptions.SIMULATED_MEMORY).getBytes(),
                         config.get(GpuInferenceOptions.SIMULATED_SPEED),
                         config.get(GpuInferenceOptions.SIMULATED_MODEL_SPEEDS),
-                        config.get(GpuInferenceOptions.SIMULATED_LOAD_TIME)),
+                        config.get(GpuInferenceOptions.SIMULATED_LOAD_TIME),
+                        config.get(GpuInferenceOptions.DEVICE_SLOT_WEIGHTS)),
                 new ModelCacheSettings(
                         config.get(GpuInferenceOptions.MAX_MODELS_PER_DEVICE),
                         config.get(GpuInferenceOptions.EVICTION_TIMEOUT),
@@ -86,6 +87,14 @@ public record InferenceSettings(
     /** The device of one subtask, on one of the GPUs Flink's external-resource framework assigned. */
     public Device createDevice(int subtaskIndex, List<Integer> assignedGpus) {
         return device.createDevice(subtaskIndex, assignedGpus);
+    }
+
+    /**
+     * The device of subtask {@code subtaskIndex} of {@code parallelism} (the running one: after a
+     * rescale the subtask learns it at restart), under the slot weights, on one of the assigned GPUs.
+     */
+    public Device createDevice(int subtaskIndex, int parallelism, List<Integer> assignedGpus) {
+        return device.createDevice(subtaskIndex, parallelism, assignedGpus);
     }
 
     /** The model cache of one subtask's device. */

@@ -6,6 +6,7 @@ import io.flinkgpu.contract.control.ControlPlanState;
 import io.flinkgpu.contract.control.InvalidControlMessageException;
 import io.flinkgpu.contract.control.PlanVerifier;
 import io.flinkgpu.contract.metrics.MetricNames;
+import io.flinkgpu.contract.placement.SlotLayout;
 import io.flinkgpu.inference.control.RoutingTable;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -42,6 +43,14 @@ import org.slf4j.LoggerFactory;
  * adaptive scheduler, hash routing spreads over the new subtasks at once, and plan routing as
  * soon as a plan for the new parallelism arrives.
  *
+ * <p>With slot weights ({@code inference.device.slot-weights}) a plan's target "subtask s" stands
+ * for a device: the one {@link SlotLayout} gives s at the plan's parallelism. The router then hands
+ * the partitioner the plan's parallelism along with the target, and where the running parallelism
+ * differs, the partitioner sends the request to the subtask of that same device that has s's rank
+ * among the device's subtasks (modulo their number), so a model placed on device d is served on
+ * device d before and after a rescale. Without weights (or with equal ones) that is the target
+ * itself, as it always was.
+ *
  * <p>With verify keys ({@link ControlPlaneSettings}), the gate applies only plans signed under
  * one of them: unsigned records (where signatures are required) and records signed under an
  * unknown key id or with a signature that does not match are logged, counted
@@ -69,6 +78,10 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
 
     private final int inferenceParallelism;
     private final ControlPlaneSettings controlPlane;
+    /** The slot weights (empty: none, targets go as they are). */
+    private final java.util.List<Double> slotWeights;
+    /** The parallelism the current table's targets are read against. */
+    private transient int tableParallelism;
     /** The verifier of {@link #controlPlane}, keys resolved at open (null: trusted mode). */
     private transient PlanVerifier verifier;
     private transient RoutingTable table;
@@ -89,8 +102,20 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
     }
 
     public PlanRouter(int inferenceParallelism, ControlPlaneSettings controlPlane) {
+        this(inferenceParallelism, controlPlane, java.util.List.of());
+    }
+
+    /**
+     * A router whose targets stand for the devices {@link SlotLayout} gives them under
+     * {@code slotWeights} (empty: no weights); use the same weights in its {@link TargetPartitioner}.
+     */
+    public PlanRouter(int inferenceParallelism, ControlPlaneSettings controlPlane, java.util.List<Double> slotWeights) {
         this.inferenceParallelism = inferenceParallelism;
         this.controlPlane = java.util.Objects.requireNonNull(controlPlane, "control plane settings");
+        this.slotWeights = java.util.List.copyOf(slotWeights);
+        if (!this.slotWeights.isEmpty()) {
+            SlotLayout.of(this.slotWeights); // validates
+        }
     }
 
     @Override
@@ -137,7 +162,8 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             // A routing fault must not fail the task: the request is routed by hash instead.
             LOG.warn("Routing request {} by the plan failed; routing it by model hash", request.id(), e);
         }
-        int to = target == RoutingTable.NO_ROUTE ? HASH_ROUTE : target;
+        int to = target == RoutingTable.NO_ROUTE ? HASH_ROUTE
+                : slotWeights.isEmpty() ? target : withPlanParallelism(target, tableParallelism);
         out.collect(Tuple2.of(to, request));
         if (shadow != null) {
             // To the same subtask, after the served request: the subtask compares the two answers.
@@ -187,7 +213,31 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
 
     /** The routing table of {@code plan}, read against the parallelism it was made for. */
     private RoutingTable routingTable(ControlMessage plan) {
-        return new RoutingTable(plan, plan != null && plan.parallelism() > 0 ? plan.parallelism() : inferenceParallelism);
+        tableParallelism = plan != null && plan.parallelism() > 0 ? plan.parallelism() : inferenceParallelism;
+        return new RoutingTable(plan, tableParallelism);
+    }
+
+    /** Parallelisms up to this travel with a target (15 bits); a larger one is left out (no translation). */
+    static final int MAX_ENCODED_PARALLELISM = (1 << 15) - 1;
+
+    /**
+     * A routed target as the router emits it with slot weights: the target in the low 16 bits and
+     * the parallelism its plan was made for in the 15 above (0: unknown, the target is used as it
+     * is). Flink's parallelism is at most 32768, so targets fit.
+     */
+    static int withPlanParallelism(int target, int planParallelism) {
+        int p = planParallelism > 0 && planParallelism <= MAX_ENCODED_PARALLELISM ? planParallelism : 0;
+        return (p << 16) | (target & 0xffff);
+    }
+
+    /** The target subtask of a routed pair's {@code f0} ({@link #HASH_ROUTE} stays itself). */
+    public static int targetOf(int routed) {
+        return routed < 0 ? routed : routed & 0xffff;
+    }
+
+    /** The parallelism the plan of a routed pair's {@code f0} was made for (0: not stated). */
+    public static int planParallelismOf(int routed) {
+        return routed < 0 ? 0 : routed >>> 16;
     }
 
     @Override
@@ -258,22 +308,94 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
      * Sends a routed request to its target subtask if the running job has it, else (no plan
      * route, or a target beyond the actual parallelism) to its model's hash over the subtasks
      * that run now ({@link ModelPartitioner#hash}, the same subtask as without a control plane).
+     * With slot weights and a target from a plan made for another parallelism than the running one,
+     * the target is first mapped to the same device's subtask of the same rank under the running
+     * parallelism ({@link SlotLayout}), so that it stays on the device the plan meant.
      */
     public static final class TargetPartitioner implements Partitioner<Long> {
         private static final long serialVersionUID = 1L;
 
+        /** The slot weights (empty: none). */
+        private final java.util.List<Double> slotWeights;
+        /** The layout of the weights, made on first use. */
+        private transient SlotLayout layout;
+        /** Per parallelism, where its subtasks run, made on first use of that parallelism. */
+        private transient java.util.Map<Integer, Layout> layouts;
+
+        /** A partitioner without slot weights: targets go as they are. */
+        public TargetPartitioner() {
+            this(java.util.List.of());
+        }
+
+        /** A partitioner that keeps targets on the devices {@link SlotLayout} gives them under {@code slotWeights}. */
+        public TargetPartitioner(java.util.List<Double> slotWeights) {
+            this.slotWeights = java.util.List.copyOf(slotWeights);
+            if (!this.slotWeights.isEmpty()) {
+                SlotLayout.of(this.slotWeights); // validates
+            }
+        }
+
         @Override
         public int partition(Long key, int numPartitions) {
-            long target = (key >>> 32) - 1;
-            if (target >= 0 && target < numPartitions) {
-                return (int) target;
+            long word = (key >>> 32) - 1;
+            if (word >= 0) {
+                int target = targetOf((int) word);
+                int planParallelism = planParallelismOf((int) word);
+                if (!slotWeights.isEmpty() && planParallelism > 0 && planParallelism != numPartitions
+                        && target < planParallelism) {
+                    int mapped = sameDevice(target, planParallelism, numPartitions);
+                    if (mapped >= 0) {
+                        return mapped;
+                    }
+                } else if (target < numPartitions) {
+                    return target;
+                }
             }
             return Math.floorMod((int) key.longValue(), numPartitions);
+        }
+
+        /** The subtask of {@code running} on the device of {@code target} of {@code planned}, of its rank; -1: none. */
+        private int sameDevice(int target, int planned, int running) {
+            if (layout == null) {
+                layout = SlotLayout.of(slotWeights);
+                layouts = new java.util.HashMap<>();
+            }
+            Layout before = layouts.computeIfAbsent(planned, p -> new Layout(layout, p));
+            int device = before.device[target];
+            int[] now = layouts.computeIfAbsent(running, p -> new Layout(layout, p)).subtasks[device];
+            return now.length == 0 ? -1 : now[before.rank[target] % now.length];
+        }
+
+        /** One parallelism's layout: each subtask's device and rank on it, and each device's subtasks. */
+        private static final class Layout {
+            final int[] device;
+            final int[] rank;
+            final int[][] subtasks;
+
+            Layout(SlotLayout layout, int parallelism) {
+                device = layout.assignment(parallelism);
+                int[] counts = layout.slotCounts(parallelism);
+                rank = new int[device.length];
+                subtasks = new int[counts.length][];
+                int[] filled = new int[counts.length];
+                for (int d = 0; d < counts.length; d++) {
+                    subtasks[d] = new int[counts[d]];
+                }
+                for (int s = 0; s < device.length; s++) {
+                    rank[s] = filled[device[s]];
+                    subtasks[device[s]][filled[device[s]]++] = s;
+                }
+            }
         }
     }
 
     /** The subtask {@code routed} goes to among {@code numPartitions}: what the job's partitioning does. */
     public static int subtask(Tuple2<Integer, InferenceRequest> routed, int numPartitions) {
         return new TargetPartitioner().partition(new Target().getKey(routed), numPartitions);
+    }
+
+    /** As {@link #subtask(Tuple2, int)} for a job with slot weights {@code slotWeights}. */
+    public static int subtask(Tuple2<Integer, InferenceRequest> routed, int numPartitions, java.util.List<Double> slotWeights) {
+        return new TargetPartitioner(slotWeights).partition(new Target().getKey(routed), numPartitions);
     }
 }

@@ -148,7 +148,15 @@ public final class InferenceService {
      * use; every call must be matched by one {@link #release()}.
      */
     public static InferenceService acquire(InferenceSettings settings, int subtaskIndex) {
-        Device device = settings.createDevice(subtaskIndex);
+        return acquire(settings, subtaskIndex, 0);
+    }
+
+    /**
+     * As {@link #acquire(InferenceSettings, int)} for subtask {@code subtaskIndex} of
+     * {@code parallelism} (0: unknown), whose device the slot weights choose.
+     */
+    public static InferenceService acquire(InferenceSettings settings, int subtaskIndex, int parallelism) {
+        Device device = settings.createDevice(subtaskIndex, parallelism, java.util.List.of());
         Key key = new Key(settings, device.id());
         synchronized (SHARED) {
             InferenceService service = SHARED.get(key);

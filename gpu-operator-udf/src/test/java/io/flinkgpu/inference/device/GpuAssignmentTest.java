@@ -18,4 +18,20 @@ class GpuAssignmentTest {
         assertThat(DeviceSettings.chooseGpu(3, List.of(), FOUR).ordinal()).isEqualTo(3);
         assertThat(DeviceSettings.chooseGpu(1, List.of(9), FOUR).ordinal()).as("unknown assignment: all GPUs").isEqualTo(1);
     }
+
+    @Test
+    void slotWeightsGiveTheFasterGpuMoreSubtasksAndAWrongCountFallsBackToIModN() {
+        // weights 1:3 over the two assigned GPUs at parallelism 4: the layout [1, 0, 1, 1]
+        List<Double> weights = List.of(1.0, 3.0);
+        int[] ordinals = new int[4];
+        for (int s = 0; s < 4; s++) {
+            ordinals[s] = DeviceSettings.chooseGpu(s, 4, weights, List.of(2, 3), FOUR).ordinal();
+        }
+        assertThat(ordinals).containsExactly(3, 2, 3, 3);
+        // parallelism unknown (0): i mod n as before
+        assertThat(DeviceSettings.chooseGpu(0, 0, weights, List.of(2, 3), FOUR).ordinal()).isEqualTo(2);
+        // two weights but four GPUs to choose from: logged, i mod 4, the task keeps running
+        assertThat(DeviceSettings.chooseGpu(3, 4, weights, List.of(), FOUR).ordinal()).isEqualTo(3);
+        assertThat(DeviceSettings.gpuIndex(2, 4, weights, 4)).isEqualTo(2);
+    }
 }

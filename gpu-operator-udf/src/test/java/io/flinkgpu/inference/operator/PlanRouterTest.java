@@ -161,6 +161,43 @@ class PlanRouterTest {
     }
 
     @Test
+    void withSlotWeightsATargetStaysOnItsDeviceWhateverTheRunningParallelism() throws Exception {
+        // weights 1:3: at 4 subtasks [1, 0, 1, 1] (device of each), at 3 [1, 0, 1], at 2 [1, 0]
+        List<Double> weights = List.of(1.0, 3.0);
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2, ControlPlaneSettings.trusted(), weights))) {
+            h.open();
+            h.route("hash");
+            Tuple2<Integer, InferenceRequest> hashed = last(h);
+            assertThat(hashed.f0).isEqualTo(PlanRouter.HASH_ROUTE);
+            assertThat(PlanRouter.subtask(hashed, 3, weights)).isEqualTo(ModelPartitioner.hash(MODEL, 3));
+            // a plan for 4 subtasks routes the model to subtask 3: device 1, its third subtask there
+            h.control(ControlMessageCodec.encode(ControlMessage.of(1, 1, 4,
+                    List.of(new ModelRoute(MODEL, List.of(new RouteTarget(3, 1)), "device 1")), List.of(), "p=4")));
+            h.route("planned");
+            Tuple2<Integer, InferenceRequest> planned = last(h);
+            assertThat(PlanRouter.targetOf(planned.f0)).isEqualTo(3);
+            assertThat(PlanRouter.planParallelismOf(planned.f0)).isEqualTo(4);
+            assertThat(PlanRouter.subtask(planned, 4, weights)).as("as planned").isEqualTo(3);
+            // scaled in to 2 before the next plan: device 1 has subtask 0 only (a job without weights would hash)
+            assertThat(PlanRouter.subtask(planned, 2, weights)).isEqualTo(0);
+            // at 3, device 1 runs subtasks 0 and 2: the target's rank (2) modulo their number picks 0
+            assertThat(PlanRouter.subtask(planned, 3, weights)).isEqualTo(0);
+            assertThat(io.flinkgpu.contract.placement.SlotLayout.of(weights).deviceOf(0, 3)).isEqualTo(1);
+        }
+        // without weights the router emits the bare target, as it always did
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2))) {
+            h.open();
+            h.control(ControlMessageCodec.encode(ControlMessage.of(1, 1, 4,
+                    List.of(new ModelRoute(MODEL, List.of(new RouteTarget(3, 1)), "device 1")), List.of(), "p=4")));
+            h.route("bare");
+            assertThat(last(h).f0).isEqualTo(3);
+            assertThat(PlanRouter.subtask(last(h), 2)).isEqualTo(ModelPartitioner.hash(MODEL, 2));
+        }
+        assertThatThrownBy(() -> new PlanRouter.TargetPartitioner(List.of(1.0, 0.0)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aVersionSplitPinsUnpinnedRequestsByIdInProportionAndLeavesPinnedOnesAlone() throws Exception {
         try (RouterHarness h = RouterHarness.of(new PlanRouter(2))) {
             h.open();
