@@ -283,6 +283,9 @@ public final class Coordinator {
         lastDevices = proposal.devices();
         lastTenantUsage = proposal.tenantUsage();
         metrics.tenants(lastTenantUsage);
+        if (!cycle.dryRun()) {
+            metrics.modelsAtZero(proposal.idleness().in(io.flinkgpu.coordinator.evaluate.IdleTracker.State.ZERO).size());
+        }
         return proposal;
     }
 

@@ -55,10 +55,18 @@ public final class PlacementStep {
      * @param decisions the step's decisions: {@code OBSERVE} (if any) followed by the planner's
      * @param tenantRates model -> tenant -> requests per second
      * @param tenantUsage each tenant's share of what the placement holds
+     * @param idleness each model's idle clock at this cycle (scale to zero)
      */
     public record Proposal(List<DeviceSpec> devices, PlacementPlan plan, List<ModelRoute> routes,
             List<Decision> decisions, Map<String, Map<String, Double>> tenantRates,
-            Map<String, TenantAccounting.TenantUsage> tenantUsage) {}
+            Map<String, TenantAccounting.TenantUsage> tenantUsage, IdleTracker.Idleness idleness) {
+        /** Without idle clocks. */
+        public Proposal(List<DeviceSpec> devices, PlacementPlan plan, List<ModelRoute> routes,
+                List<Decision> decisions, Map<String, Map<String, Double>> tenantRates,
+                Map<String, TenantAccounting.TenantUsage> tenantUsage) {
+            this(devices, plan, routes, decisions, tenantRates, tenantUsage, IdleTracker.Idleness.NONE);
+        }
+    }
 
     private final PlacementPlanner planner;
     private final long defaultDeviceMemoryBytes;
@@ -141,7 +149,7 @@ public final class PlacementStep {
         decisions.addAll(plan.decisions());
         Map<String, TenantAccounting.TenantUsage> tenantUsage = TenantAccounting.split(tenantRates,
                 held(models, plan), plan.allocation().capacity(), weights, defaultWeight);
-        return new Proposal(devices, plan, plan.routes(devices), decisions, tenantRates, tenantUsage);
+        return new Proposal(devices, plan, plan.routes(devices), decisions, tenantRates, tenantUsage, idleness);
     }
 
     /** The planner's view of the idle clocks: the models at zero, and those back from zero with where they were served. */

@@ -62,8 +62,8 @@ class ScaleToZeroTest {
     void anIdleModelIsScaledToZeroAfterTheTimeAndComesBackOnDemand() {
         FakeCluster cluster = cluster();
         RecordingRealizer realizer = new RecordingRealizer();
-        Coordinator c = new Coordinator(config(), cluster, realizer, new InMemoryStateStore(), new CoordinatorMetrics(),
-                cluster.clock());
+        CoordinatorMetrics metrics = new CoordinatorMetrics();
+        Coordinator c = new Coordinator(config(), cluster, realizer, new InMemoryStateStore(), metrics, cluster.clock());
         start(c, cluster);
 
         // 55 s without a request: still planned and routed
@@ -88,6 +88,8 @@ class ScaleToZeroTest {
                     .contains("coordinator.plan.scale-to-zero-after = 60.0 s").contains("UNLOAD from sim:1");
         });
         assertThat(c.store().placement().devices("idle")).isEmpty();
+        assertThat(metrics.modelsAtZero()).isEqualTo(1);
+        assertThat(metrics.prometheusText()).contains("coordinator_models_at_zero 1");
 
         // at zero, nothing new is published
         cluster.serve("idle", 1000, 100, 0, 0);
@@ -108,6 +110,7 @@ class ScaleToZeroTest {
         assertThat(decisions(c, "LOAD")).filteredOn(d -> "idle".equals(d.model())).last().satisfies(d ->
                 assertThat(d.reason()).startsWith("back from zero: 1 request(s) measured on subtask(s) [0] (sim:0)")
                         .contains("where it was served while at zero"));
+        assertThat(metrics.modelsAtZero()).isZero();
 
         // the job applies every plan in order
         ControlPlanState job = new ControlPlanState();
