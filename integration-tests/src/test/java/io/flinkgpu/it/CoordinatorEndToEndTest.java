@@ -21,6 +21,7 @@ import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.RouteTarget;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
@@ -54,7 +55,10 @@ import org.junit.jupiter.api.io.TempDir;
  * against the real job (Kafka broker, MiniCluster, two simulated GPUs of 1 + 4 ms/sample): light
  * traffic gets one instance; a 4x step overloads that device and the coordinator replicates the
  * model, the job's routing follows onto the second device, and every request is answered once. A
- * restarted coordinator resumes from RocksDB at the same epoch.
+ * restarted coordinator resumes from RocksDB at the same epoch. With a short
+ * {@code coordinator.plan.scale-to-zero-after}, a model without requests is scaled to zero (its route
+ * removed, UNLOADed: the job's {@code loaded} gauge falls to 0), a later request is still answered
+ * (hash routing, loaded on demand), and the coordinator plans the model back.
  */
 class CoordinatorEndToEndTest {
     static final String MODEL = "fashion-mnist-cnn";
@@ -89,6 +93,11 @@ class CoordinatorEndToEndTest {
         private volatile boolean stop;
 
         Traffic(String topic, int initialRate) {
+            this(topic, initialRate, "req-");
+        }
+
+        /** @param idPrefix the requests' ids are this prefix and a sequence number */
+        Traffic(String topic, int initialRate, String idPrefix) {
             rate.set(initialRate);
             Properties p = new Properties();
             p.setProperty("bootstrap.servers", kafka.bootstrapServers());
@@ -100,7 +109,7 @@ class CoordinatorEndToEndTest {
                     long next = System.nanoTime();
                     while (!stop) {
                         int i = sent.get();
-                        InferenceRequest r = new InferenceRequest("req-" + i, MODEL, null, List.of(Tensor.ofFloats(
+                        InferenceRequest r = new InferenceRequest(idPrefix + i, MODEL, null, List.of(Tensor.ofFloats(
                                 "input", new long[] {1, 1, 28, 28}, images.image(i % images.size()))),
                                 new RequestParameters(0, 0, "it"));
                         producer.send(new ProducerRecord<>(topic, r.id().getBytes(StandardCharsets.UTF_8),
@@ -227,6 +236,137 @@ class CoordinatorEndToEndTest {
             traffic.close();
             client.cancel().get();
         }
+    }
+
+    @Test
+    void anIdleModelIsScaledToZeroAndARequestBringsItBackWithoutLosingAny() throws Exception {
+        String requests = "zero-requests";
+        String responses = "zero-responses";
+        String control = "zero-control";
+        Configuration job = TestJobs.config(kafka, "zero", 2, root.resolve("models"));
+        kafka.createTopics(1, control);
+        job.set(InferenceJobOptions.CONTROL_TOPIC, control);
+        job.set(InferenceJobOptions.PARALLELISM, 2);
+        job.set(InferenceJobOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
+        job.set(GpuInferenceOptions.DEVICE_TYPE, "simulated");
+        job.set(GpuInferenceOptions.SIMULATED_DEVICES, 2);
+        job.set(GpuInferenceOptions.SIMULATED_SPEED, "1+4*b");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        InferenceJob.build(env, job);
+        JobClient client = env.executeAsync("scale-to-zero-e2e");
+
+        String rest = FlinkRest.of(FLINK).baseUrl();
+        Configuration coordinatorConfig = new Configuration();
+        coordinatorConfig.set(CoordinatorOptions.REST_URL, rest);
+        coordinatorConfig.set(CoordinatorOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+        coordinatorConfig.set(CoordinatorOptions.CONTROL_TOPIC, control);
+        coordinatorConfig.set(CoordinatorOptions.SCALE_TO_ZERO_AFTER, Duration.ofSeconds(6));
+        MetricCollector collector = new MetricCollector(rest, client.getJobID().toString(), "GPU inference",
+                Duration.ofSeconds(5), Clock.systemUTC());
+
+        Traffic first = new Traffic(requests, 20, "first-");
+        Traffic again = null;
+        try {
+            try (StateStore store = RocksDbStateStore.open(state);
+                    KafkaPlanRealizer realizer = new KafkaPlanRealizer(kafka.bootstrapServers(), control,
+                            Duration.ofSeconds(20))) {
+                Coordinator coordinator = new Coordinator(coordinatorConfig, collector, realizer, store,
+                        new CoordinatorMetrics(), Clock.systemUTC());
+                ControlMessage routed = cycleUntil(coordinator, p -> true, Duration.ofSeconds(60));
+                int servedBy = routed.route(MODEL).orElseThrow().targets().get(0).subtask();
+                waitUntil(() -> loadedOn(collector).contains(servedBy), Duration.ofSeconds(30), "model loaded");
+
+                // no more requests: after 6 s of unchanged counters the model goes to zero
+                first.close();
+                long stoppedAt = System.nanoTime();
+                ControlMessage zero = cycleUntilPublished(coordinator, p -> p.route(MODEL).isEmpty()
+                        && p.commands().stream().anyMatch(c -> c.model().equals(MODEL)
+                                && c.action() == SubtaskCommand.Action.UNLOAD), Duration.ofSeconds(60));
+                assertThat(Duration.ofNanos(System.nanoTime() - stoppedAt)).isGreaterThanOrEqualTo(Duration.ofSeconds(6));
+                assertThat(zero.epoch()).isGreaterThan(routed.epoch());
+                assertThat(store.recentDecisions(500)).anySatisfy(d -> {
+                    assertThat(d.action()).isEqualTo("SCALE_TO_ZERO");
+                    assertThat(d.model()).isEqualTo(MODEL);
+                    assertThat(d.reason()).contains("coordinator.plan.scale-to-zero-after = 6.0 s");
+                });
+                // the job carried out the UNLOAD: no subtask reports the model loaded any more
+                waitUntil(() -> loadedOn(collector).isEmpty(), Duration.ofSeconds(30), "model unloaded");
+
+                // a request again: the job routes it by hash, loads the model on demand and answers it;
+                // the coordinator measures it and plans an instance again
+                again = new Traffic(requests, 10, "again-");
+                Thread.sleep(1500);
+                again.close();
+                ControlMessage back = cycleUntil(coordinator, p -> p.epoch() > zero.epoch(), Duration.ofSeconds(60));
+                assertThat(back.route(MODEL).orElseThrow().targets()).isNotEmpty();
+                assertThat(store.recentDecisions(500)).anySatisfy(d -> {
+                    assertThat(d.action()).isEqualTo("LOAD");
+                    assertThat(d.model()).isEqualTo(MODEL);
+                    assertThat(d.reason()).startsWith("back from zero");
+                });
+            }
+
+            // every request answered, those sent while the model was at zero included
+            int sent = first.sent.get() + again.sent.get();
+            assertThat(again.sent.get()).isPositive();
+            List<ConsumerRecord<byte[], byte[]>> out = KafkaTopics.read(kafka.bootstrapServers(), responses,
+                    got -> got.size() >= sent, Duration.ofMinutes(2), Duration.ofSeconds(2));
+            Map<String, InferenceResponse> byId = new HashMap<>();
+            for (ConsumerRecord<byte[], byte[]> r : out) {
+                InferenceResponse resp = WireFormat.JSON.decodeResponse(r.value());
+                assertThat(resp.isError()).as("%s", resp).isFalse();
+                byId.putIfAbsent(resp.id(), resp);
+            }
+            assertThat(byId).hasSize(sent);
+            assertThat(byId.keySet().stream().filter(id -> id.startsWith("again-"))).hasSize(again.sent.get());
+        } finally {
+            first.close();
+            if (again != null) {
+                again.close();
+            }
+            client.cancel().get();
+        }
+    }
+
+    /** The subtasks that report the model loaded (its {@code loaded} gauge). */
+    private static java.util.Set<Integer> loadedOn(MetricCollector collector) throws Exception {
+        java.util.Set<Integer> out = new java.util.TreeSet<>();
+        for (var s : collector.collect().subtasks()) {
+            if (s.models().stream().anyMatch(m -> m.model().equals(MODEL) && m.reportsLoaded())) {
+                out.add(s.subtask());
+            }
+        }
+        return out;
+    }
+
+    private interface Check {
+        boolean holds() throws Exception;
+    }
+
+    private static void waitUntil(Check check, Duration timeout, String what) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!check.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(what + " not seen within " + timeout);
+            }
+            Thread.sleep(300);
+        }
+    }
+
+    /** Runs a cycle every 2 s until a published plan satisfies {@code done}, with or without a route. */
+    private static ControlMessage cycleUntilPublished(Coordinator coordinator,
+            java.util.function.Predicate<ControlMessage> done, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(2000);
+            Coordinator.CycleResult r = coordinator.runOnce(false);
+            if (r.published() && done.test(r.plan())) {
+                return r.plan();
+            }
+        }
+        throw new AssertionError("no such plan within " + timeout + "; recent decisions: "
+                + coordinator.store().recentDecisions(20));
     }
 
     /** Runs a cycle every 2 s until a published plan satisfies {@code done}. */

@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  *   <li>collect ({@link MetricSource}): the inference operator's metrics;
  *   <li>evaluate ({@link DemandEvaluator}): each model's demand and each device's load, from this
  *       collection and the previous one, so the first collection only measures;
- *   <li>plan ({@link PlacementStep}): weighted DRF placement from where the fleet is;
+ *   <li>plan ({@link PlacementStep}): weighted DRF placement from where the fleet is; models whose
+ *       request counters stood still for {@code coordinator.plan.scale-to-zero-after} get no instance;
  *   <li>rescale ({@link ParallelismStep}): a parallelism change restarts the job and ends the cycle;
  *   <li>warm ({@link WarmRouting}): a new instance is routed only once the job reports it loaded;
  *   <li>decide ({@link PublishPolicy}): whether the proposal is worth a new epoch;
@@ -201,7 +202,7 @@ public final class Coordinator {
             return skip(cycle, demand, "paused");
         }
         Optional<ControlMessage> last = store.lastPlan();
-        PlacementStep.Proposal proposal = plan(demand, last, cycle);
+        PlacementStep.Proposal proposal = plan(demand, snapshot, last, cycle);
         List<Decision> decisions = new ArrayList<>(proposal.decisions());
         if (parallelism.rescale(snapshot, demand, cycle.now(), dryRun, decisions)) {
             previous = null; // the job restarts at another parallelism: its counters start again, so measure afresh
@@ -275,11 +276,16 @@ public final class Coordinator {
         return history;
     }
 
-    private PlacementStep.Proposal plan(Demand demand, Optional<ControlMessage> last, Cycle cycle) {
-        PlacementStep.Proposal proposal = placement.propose(demand, store, noPlacementYet(last), cycle.now());
+    private PlacementStep.Proposal plan(Demand demand, MetricSnapshot snapshot, Optional<ControlMessage> last,
+            Cycle cycle) {
+        PlacementStep.Proposal proposal = placement.propose(demand, snapshot, store, noPlacementYet(last), cycle.now(),
+                cycle.dryRun());
         lastDevices = proposal.devices();
         lastTenantUsage = proposal.tenantUsage();
         metrics.tenants(lastTenantUsage);
+        if (!cycle.dryRun()) {
+            metrics.modelsAtZero(proposal.idleness().in(io.flinkgpu.coordinator.evaluate.IdleTracker.State.ZERO).size());
+        }
         return proposal;
     }
 

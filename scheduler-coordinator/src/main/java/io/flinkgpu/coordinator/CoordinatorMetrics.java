@@ -21,6 +21,7 @@ public final class CoordinatorMetrics {
     private volatile long epoch;
     private volatile boolean paused;
     private volatile int routesWarming;
+    private volatile int modelsAtZero;
     private final double[] latencies = new double[WINDOW];
     private long latencyCount;
     private double latencySum;
@@ -71,6 +72,15 @@ public final class CoordinatorMetrics {
         return routesWarming;
     }
 
+    /** Models scaled to zero at the last planning cycle (coordinator.plan.scale-to-zero-after). */
+    public void modelsAtZero(int n) {
+        modelsAtZero = n;
+    }
+
+    public int modelsAtZero() {
+        return modelsAtZero;
+    }
+
     public long plansPublished() {
         return plansPublished.get();
     }
@@ -91,6 +101,8 @@ public final class CoordinatorMetrics {
         gauge(sb, "coordinator_paused", "1 while automatic rebalancing is paused.", paused ? 1 : 0);
         gauge(sb, "coordinator_routes_warming", "Model instances placed but not routed yet: their load is not "
                 + "reported yet (coordinator.plan.warm-before-route).", routesWarming);
+        gauge(sb, "coordinator_models_at_zero", "Models scaled to zero: no request measured for "
+                + "coordinator.plan.scale-to-zero-after, so no instance is planned until one comes.", modelsAtZero);
         java.util.Map<String, Double> shares = tenantShares;
         if (!shares.isEmpty()) {
             sb.append("# HELP coordinator_tenant_dominant_share A tenant's dominant share of the fleet, shared models' "

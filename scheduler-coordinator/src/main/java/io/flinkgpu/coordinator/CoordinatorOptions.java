@@ -135,6 +135,19 @@ public final class CoordinatorOptions {
             .withDescription("A model gives an instance back only if its load stayed low for this long: the scale-in "
                     + "decision uses the highest rate measured within the window (scaling up uses the latest).");
 
+    public static final ConfigOption<Duration> SCALE_TO_ZERO_AFTER = ConfigOptions.key("coordinator.plan.scale-to-zero-after")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(30))
+            .withDescription("A model whose request counters (requestsIn on every inference subtask) stood still for "
+                    + "this long gets no instance: its route is removed and its instances are unloaded "
+                    + "(SCALE_TO_ZERO), which frees the device memory that LOAD pins. A request for it keeps the "
+                    + "job's hash routing, the subtask's device cache loads it on demand, and the next cycle "
+                    + "that measures the request plans an instance again, on that device where it fits; its "
+                    + "idle clock then starts again, so it goes back to zero only after another whole period "
+                    + "without requests. The clocks are kept in the state store and bridged across a "
+                    + "coordinator restart by the counters. 0 turns scaling to zero off (every deployed model "
+                    + "keeps at least one instance).");
+
     public static final ConfigOption<Duration> FORECAST_HORIZON = ConfigOptions.key("coordinator.forecast.horizon")
             .durationType()
             .defaultValue(Duration.ofSeconds(15))

@@ -1,7 +1,9 @@
 package io.flinkgpu.coordinator;
 
+import io.flinkgpu.coordinator.collect.MetricSnapshot;
 import io.flinkgpu.coordinator.evaluate.Demand;
 import io.flinkgpu.coordinator.evaluate.DeviceLoad;
+import io.flinkgpu.coordinator.evaluate.IdleTracker;
 import io.flinkgpu.coordinator.evaluate.ModelDemand;
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.coordinator.plan.DeviceSpec;
@@ -10,6 +12,7 @@ import io.flinkgpu.coordinator.plan.Placement;
 import io.flinkgpu.coordinator.plan.PlacementPlan;
 import io.flinkgpu.coordinator.plan.PlacementPlanner;
 import io.flinkgpu.coordinator.plan.ResourceVector;
+import io.flinkgpu.coordinator.plan.ScaleToZero;
 import io.flinkgpu.coordinator.plan.TenantAccounting;
 import io.flinkgpu.coordinator.state.LatencySample;
 import io.flinkgpu.coordinator.state.StateStore;
@@ -33,10 +36,14 @@ import org.apache.flink.configuration.ReadableConfig;
  *       from the tenants that send it traffic ({@link TenantAccounting#modelWeights});
  *   <li>where from: the stored placement, or before the first plan where traffic was served
  *       (an {@code OBSERVE} decision says so);
- *   <li>scale-in: each model's highest load within {@code coordinator.plan.scale-in-window}.
+ *   <li>scale-in: each model's highest load within {@code coordinator.plan.scale-in-window};
+ *   <li>scale to zero ({@link IdleTracker}, {@code coordinator.plan.scale-to-zero-after}): the
+ *       models whose request counters stood still that long get no instance, and those at zero
+ *       whose counters grew come back, first on a device that served them meanwhile.
  * </ul>
  *
- * It only reads the state store; the loop records what it publishes.
+ * Apart from the idle clocks (written back outside dry runs) it only reads the state store; the
+ * loop records what it publishes.
  */
 public final class PlacementStep {
     /**
@@ -48,10 +55,18 @@ public final class PlacementStep {
      * @param decisions the step's decisions: {@code OBSERVE} (if any) followed by the planner's
      * @param tenantRates model -> tenant -> requests per second
      * @param tenantUsage each tenant's share of what the placement holds
+     * @param idleness each model's idle clock at this cycle (scale to zero)
      */
     public record Proposal(List<DeviceSpec> devices, PlacementPlan plan, List<ModelRoute> routes,
             List<Decision> decisions, Map<String, Map<String, Double>> tenantRates,
-            Map<String, TenantAccounting.TenantUsage> tenantUsage) {}
+            Map<String, TenantAccounting.TenantUsage> tenantUsage, IdleTracker.Idleness idleness) {
+        /** Without idle clocks. */
+        public Proposal(List<DeviceSpec> devices, PlacementPlan plan, List<ModelRoute> routes,
+                List<Decision> decisions, Map<String, Map<String, Double>> tenantRates,
+                Map<String, TenantAccounting.TenantUsage> tenantUsage) {
+            this(devices, plan, routes, decisions, tenantRates, tenantUsage, IdleTracker.Idleness.NONE);
+        }
+    }
 
     private final PlacementPlanner planner;
     private final long defaultDeviceMemoryBytes;
@@ -60,6 +75,7 @@ public final class PlacementStep {
     private final double cpuPerInstance;
     private final double defaultWeight;
     private final long scaleInWindowMillis;
+    private final IdleTracker idle;
 
     /**
      * @param defaultDeviceMemoryBytes memory of a device that does not report its total
@@ -71,6 +87,15 @@ public final class PlacementStep {
      */
     public PlacementStep(PlacementPlanner planner, long defaultDeviceMemoryBytes, int maxModelsPerDevice,
             double cpuPerDevice, double cpuPerInstance, double defaultWeight, Duration scaleInWindow) {
+        this(planner, defaultDeviceMemoryBytes, maxModelsPerDevice, cpuPerDevice, cpuPerInstance, defaultWeight,
+                scaleInWindow, IdleTracker.disabled());
+    }
+
+    /** @param idle the models' idle clocks: which go to zero, which come back ({@link IdleTracker#disabled()}: none) */
+    public PlacementStep(PlacementPlanner planner, long defaultDeviceMemoryBytes, int maxModelsPerDevice,
+            double cpuPerDevice, double cpuPerInstance, double defaultWeight, Duration scaleInWindow,
+            IdleTracker idle) {
+        this.idle = idle;
         this.planner = planner;
         this.defaultDeviceMemoryBytes = defaultDeviceMemoryBytes;
         this.maxModelsPerDevice = maxModelsPerDevice;
@@ -86,7 +111,8 @@ public final class PlacementStep {
                 config.get(CoordinatorOptions.DEFAULT_DEVICE_MEMORY).getBytes(),
                 config.get(CoordinatorOptions.MAX_MODELS_PER_DEVICE), config.get(CoordinatorOptions.CPU_PER_DEVICE),
                 config.get(CoordinatorOptions.CPU_PER_INSTANCE), config.get(CoordinatorOptions.DEFAULT_WEIGHT),
-                config.get(CoordinatorOptions.SCALE_IN_WINDOW));
+                config.get(CoordinatorOptions.SCALE_IN_WINDOW),
+                new IdleTracker(config.get(CoordinatorOptions.SCALE_TO_ZERO_AFTER)));
     }
 
     /**
@@ -94,6 +120,17 @@ public final class PlacementStep {
      * @param firstPlan whether no plan was recorded yet
      */
     public Proposal propose(Demand demand, StateStore state, boolean firstPlan, long now) {
+        return propose(demand, null, state, firstPlan, now, true);
+    }
+
+    /**
+     * @param snapshot this cycle's collection, for the idle clocks (null: no model goes to zero or comes back)
+     * @param dryRun read the idle clocks but do not write them back
+     */
+    public Proposal propose(Demand demand, MetricSnapshot snapshot, StateStore state, boolean firstPlan, long now,
+            boolean dryRun) {
+        IdleTracker.Idleness idleness = snapshot == null ? IdleTracker.Idleness.NONE
+                : idle.observe(snapshot, demand.models().keySet(), state, now, !dryRun);
         List<DeviceSpec> devices = devices(demand);
         Map<String, Double> weights = state.tenantWeights();
         Map<String, Map<String, Double>> tenantRates = tenantRates(demand);
@@ -108,11 +145,24 @@ public final class PlacementStep {
             }
         }
         PlacementPlan plan = planner.plan(devices, models, current, state.moves(), now,
-                recentPeakLoads(demand, state, now));
+                recentPeakLoads(demand, state, now), scaleToZero(idleness));
         decisions.addAll(plan.decisions());
         Map<String, TenantAccounting.TenantUsage> tenantUsage = TenantAccounting.split(tenantRates,
                 held(models, plan), plan.allocation().capacity(), weights, defaultWeight);
-        return new Proposal(devices, plan, plan.routes(devices), decisions, tenantRates, tenantUsage);
+        return new Proposal(devices, plan, plan.routes(devices), decisions, tenantRates, tenantUsage, idleness);
+    }
+
+    /** The planner's view of the idle clocks: the models at zero, and those back from zero with where they were served. */
+    private static ScaleToZero scaleToZero(IdleTracker.Idleness idleness) {
+        Map<String, String> atZero = new TreeMap<>();
+        idleness.in(IdleTracker.State.ZERO).forEach((m, i) -> atZero.put(m, i.reason()));
+        Map<String, ScaleToZero.Back> back = new TreeMap<>();
+        idleness.in(IdleTracker.State.BACK).forEach((m, i) -> back.put(m, new ScaleToZero.Back(i.servedOn(), i.reason())));
+        return new ScaleToZero(atZero, back);
+    }
+
+    public IdleTracker idleTracker() {
+        return idle;
     }
 
     private List<DeviceSpec> devices(Demand demand) {

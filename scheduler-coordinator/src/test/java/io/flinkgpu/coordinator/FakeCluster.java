@@ -28,6 +28,7 @@ public final class FakeCluster implements MetricSource {
     private final Map<String, double[]> counters = new TreeMap<>();
     private final Map<String, double[]> latencyModel = new TreeMap<>();
     private boolean down;
+    private String jobId = "job";
     private final Map<String, Map<String, Double>> tenantFractions = new TreeMap<>();
     private double busyMsPerSecond = 500;
     private double utilization = 0.5;
@@ -65,6 +66,22 @@ public final class FakeCluster implements MetricSource {
             }
         }
         nowMillis += millis;
+    }
+
+    /** {@code n} requests of {@code model} answered by subtask {@code subtask} now (sparse traffic: no rate). */
+    public FakeCluster requests(String model, int subtask, double n) {
+        counters.get(model)[subtask] += n;
+        return this;
+    }
+
+    /**
+     * The job restarted (a failover): every counter starts again from 0; {@code jobId}: the job's id
+     * from now on (a resubmitted job has a new one).
+     */
+    public FakeCluster restartJob(String newJobId) {
+        counters.values().forEach(c -> java.util.Arrays.fill(c, 0));
+        this.jobId = newJobId;
+        return this;
     }
 
     /** Splits {@code model}'s requests among tenants by these fractions (reported as per-tenant counters). */
@@ -123,6 +140,6 @@ public final class FakeCluster implements MetricSource {
             out.add(new SubtaskSample(i, "sim:" + (i % devices), 0, 8.0 * GIB, utilization, busyMsPerSecond, 0, 0,
                     models));
         }
-        return new MetricSnapshot(nowMillis, "job", "vertex", subtasks, out);
+        return new MetricSnapshot(nowMillis, jobId, "vertex", subtasks, out);
     }
 }

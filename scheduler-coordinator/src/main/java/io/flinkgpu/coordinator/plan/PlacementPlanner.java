@@ -30,6 +30,10 @@ import java.util.TreeSet;
  *       moved within the minimum interval, and a move back does not exceed the reversal limit.
  * </ol>
  *
+ * Scale to zero ({@link ScaleToZero}): a model measured idle for the scale-to-zero time wants no
+ * instance; its instances leave ({@code SCALE_TO_ZERO}) and DRF gives it nothing. Every other
+ * model wants at least one; one back from zero starts on a device that served it meanwhile.
+ *
  * Deterministic (ties by name), plain Java; every decision carries its reason.
  */
 public final class PlacementPlanner {
@@ -57,6 +61,15 @@ public final class PlacementPlanner {
      */
     public PlacementPlan plan(List<DeviceSpec> devices, List<ModelSpec> models, Placement current,
             List<MoveRecord> history, long now, Map<String, Double> recentPeakLoad) {
+        return plan(devices, models, current, history, now, recentPeakLoad, ScaleToZero.NONE);
+    }
+
+    /**
+     * @param zero the models that get no instance (idle for the scale-to-zero time) and those that
+     *     come back from zero, with where they were served meanwhile
+     */
+    public PlacementPlan plan(List<DeviceSpec> devices, List<ModelSpec> models, Placement current,
+            List<MoveRecord> history, long now, Map<String, Double> recentPeakLoad, ScaleToZero zero) {
         List<Decision> decisions = new ArrayList<>();
         Map<String, DeviceSpec> devs = new TreeMap<>();
         devices.forEach(d -> devs.put(d.id(), d));
@@ -95,6 +108,11 @@ public final class PlacementPlanner {
         double target = settings.targetUtilization();
         for (ModelSpec m : mods.values()) {
             int have = w.devices(m.name()).size();
+            if (zero.atZero().containsKey(m.name())) {
+                wanted.put(m.name(), 0);
+                wantReason.put(m.name(), zero.atZero().get(m.name()));
+                continue;
+            }
             int up = Math.max(1, (int) Math.ceil(m.load() / target - 1e-9));
             int want;
             String why;
@@ -121,7 +139,8 @@ public final class PlacementPlanner {
                         m.load(), want);
             }
             wanted.put(m.name(), Math.min(want, Math.max(1, devs.size())));
-            wantReason.put(m.name(), why);
+            ScaleToZero.Back back = zero.back().get(m.name());
+            wantReason.put(m.name(), back == null ? why : back.reason() + "; " + why);
         }
 
         // 3. DRF over the pooled capacity
@@ -135,7 +154,9 @@ public final class PlacementPlanner {
         double timeWanted = 0;
         for (ModelSpec m : mods.values()) {
             int want = wanted.get(m.name());
-            timeWanted += want * Math.min(1.0, m.load() / want);
+            if (want > 0) {
+                timeWanted += want * Math.min(1.0, m.load() / want);
+            }
         }
         double timeScale = timeWanted > capacity.deviceTime() ? capacity.deviceTime() / timeWanted : 1.0;
         if (timeScale < 1.0) {
@@ -146,6 +167,9 @@ public final class PlacementPlanner {
         List<DrfClaimant> claimants = new ArrayList<>();
         for (ModelSpec m : mods.values()) {
             int want = wanted.get(m.name());
+            if (want == 0) {
+                continue; // scaled to zero: claims nothing
+            }
             claimants.add(new DrfClaimant(m.name(), m.weight(), new ResourceVector(m.memoryBytes(),
                     Math.min(1.0, m.load() / want) * timeScale, m.cpuPerInstance()), want));
         }
@@ -157,9 +181,18 @@ public final class PlacementPlanner {
             }
         }
 
-        // 4a. surplus instances leave the busiest devices
+        // 4a. surplus instances leave the busiest devices; a model scaled to zero leaves every device
         for (ModelSpec m : mods.values()) {
             int granted = allocation.tasks(m.name());
+            if (wanted.get(m.name()) == 0) {
+                for (String d : new ArrayList<>(w.devices(m.name()))) {
+                    w.remove(m.name(), d);
+                    decisions.add(new Decision(now, "SCALE_TO_ZERO", m.name(), d, wantReason.get(m.name())
+                            + "; UNLOAD from " + d + " and no route: a request for it keeps the job's hash routing "
+                            + "(the subtask's device cache loads it on demand) and brings it back"));
+                }
+                continue;
+            }
             while (w.devices(m.name()).size() > granted) {
                 String busiest = w.devices(m.name()).stream()
                         .max(Comparator.comparingDouble(w::load).thenComparing(Comparator.reverseOrder()))
@@ -179,7 +212,9 @@ public final class PlacementPlanner {
                 int n = w.devices(m.name()).size() + 1;
                 double perInstance = m.load() / n;
                 boolean hot = perInstance >= settings.hotThreshold();
-                String d = hot ? leastLoaded(w, m, perInstance) : packed(w, m, perInstance);
+                ScaleToZero.Back back = n == 1 ? zero.back().get(m.name()) : null;
+                String servedOn = back == null ? null : servedOn(w, m, back);
+                String d = servedOn != null ? servedOn : hot ? leastLoaded(w, m, perInstance) : packed(w, m, perInstance);
                 if (d == null) {
                     decisions.add(new Decision(now, "UNPLACED", m.name(), null, String.format(Locale.ROOT,
                             "instance %d of %d: no device has %d bytes free and a free model slot", n, granted,
@@ -188,10 +223,11 @@ public final class PlacementPlanner {
                 }
                 String action = n == 1 ? "LOAD" : "REPLICATE";
                 w.add(m.name(), d);
-                decisions.add(new Decision(now, action, m.name(), d, wantReason.get(m.name()) + String.format(
-                        Locale.ROOT, "; %s model (%.3f per instance, hot from %.2f) -> %s, %s", hot ? "hot" : "cold",
-                        perInstance, settings.hotThreshold(), d,
-                        hot ? "the least loaded device that fits" : "packed with others within target")));
+                decisions.add(new Decision(now, action, m.name(), d, wantReason.get(m.name()) + (servedOn != null
+                        ? "; -> " + d + ", where it was served while at zero (loaded there on demand)"
+                        : String.format(Locale.ROOT, "; %s model (%.3f per instance, hot from %.2f) -> %s, %s",
+                                hot ? "hot" : "cold", perInstance, settings.hotThreshold(), d,
+                                hot ? "the least loaded device that fits" : "packed with others within target"))));
             }
         }
 
@@ -270,6 +306,14 @@ public final class PlacementPlanner {
     }
 
     private record Candidate(String model, String to, double gain, double newPeak, boolean reversal) {}
+
+    /** Of the devices that served a model back from zero, the least loaded one it fits on, or null. */
+    private static String servedOn(Working w, ModelSpec m, ScaleToZero.Back back) {
+        return back.servedOn().stream()
+                .filter(d -> w.devs.containsKey(d) && !w.devices(m.name()).contains(d) && w.fits(m.name(), d))
+                .min(Comparator.comparingDouble(w::load).thenComparing(d -> d))
+                .orElse(null);
+    }
 
     private String leastLoaded(Working w, ModelSpec m, double perInstance) {
         return w.devs.keySet().stream()

@@ -44,6 +44,7 @@ public abstract class KeyValueStateStore implements StateStore {
     static final int MAX_RESCALES = 200;
     private static final String TENANT = "tenant/";
     private static final String ROLLOUT = "rollout/";
+    private static final String IDLE = "idle/";
     private static final String PLACEMENT = "placement";
     private static final String EPOCH = "plan-epoch";
     private static final String PLAN = "plan";
@@ -153,6 +154,23 @@ public abstract class KeyValueStateStore implements StateStore {
     @Override
     public synchronized void appendRescale(io.flinkgpu.coordinator.plan.RescaleRecord rescale) {
         appendBounded(RESCALE, List.of(json(rescale)), MAX_RESCALES);
+    }
+
+    @Override
+    public synchronized Map<String, IdleClock> idleClocks() {
+        Map<String, IdleClock> out = new LinkedHashMap<>();
+        scan(IDLE).forEach((k, v) -> out.put(k.substring(IDLE.length()), read(v, IdleClock.class)));
+        return out;
+    }
+
+    @Override
+    public synchronized void putIdleClocks(Map<String, IdleClock> clocks) {
+        Map<String, byte[]> m = new LinkedHashMap<>();
+        scan(IDLE).keySet().forEach(k -> m.put(k, null));
+        clocks.forEach((model, clock) -> m.put(IDLE + model, json(clock)));
+        if (!m.isEmpty()) {
+            write(m, false);
+        }
     }
 
     @Override

@@ -43,6 +43,12 @@ public interface StateStore extends AutoCloseable, io.flinkgpu.coordinator.rollo
 
     void appendRescale(io.flinkgpu.coordinator.plan.RescaleRecord rescale);
 
+    // scale to zero: each model's idle clock (the counters it compared, since when they stood still)
+    Map<String, IdleClock> idleClocks();
+
+    /** Replaces every idle clock by these (models left out lose theirs), in one write. */
+    void putIdleClocks(Map<String, IdleClock> clocks);
+
     // gray releases: each model's latest rollout (RolloutStore), so a restart resumes at the same step
     @Override
     Map<String, io.flinkgpu.coordinator.rollout.Rollout> rollouts();

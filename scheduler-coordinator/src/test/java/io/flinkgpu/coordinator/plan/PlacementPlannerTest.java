@@ -188,4 +188,63 @@ class PlacementPlannerTest {
             assertThat(d.reason()).contains("peak of the stabilisation window 0.300");
         });
     }
+
+    @Test
+    void aModelAtZeroLeavesEveryDeviceClaimsNothingAndLosesItsRoute() {
+        List<DeviceSpec> devices = devices(2);
+        Placement current = Placement.of(Map.of("idle", Set.of("sim:0", "sim:1"), "busy", Set.of("sim:0")));
+        ScaleToZero zero = new ScaleToZero(Map.of("idle", "no request for 1800.0 s"), Map.of());
+        PlacementPlan plan = planner.plan(devices, List.of(model("idle", 0), model("busy", 0.3)), current, List.of(), 0,
+                Map.of(), zero);
+        assertThat(plan.placement().devices("idle")).isEmpty();
+        assertThat(plan.placement().devices("busy")).containsExactly("sim:0");
+        assertThat(plan.allocation().tasks("idle")).isZero();
+        assertThat(plan.decisions()).filteredOn(d -> d.action().equals("SCALE_TO_ZERO"))
+                .extracting(Decision::device).containsExactlyInAnyOrder("sim:0", "sim:1");
+        assertThat(plan.decisions()).filteredOn(d -> d.action().equals("SCALE_TO_ZERO")).allSatisfy(d ->
+                assertThat(d.reason()).startsWith("no request for 1800.0 s; UNLOAD from sim:")
+                        .contains("keeps the job's hash routing"));
+        assertThat(plan.routes(devices)).extracting(ModelRoute::model).containsExactly("busy");
+        assertThat(plan.commands(devices)).extracting(SubtaskCommand::action, SubtaskCommand::model,
+                SubtaskCommand::subtask).containsExactlyInAnyOrder(
+                        org.assertj.core.groups.Tuple.tuple(SubtaskCommand.Action.UNLOAD, "idle", 0),
+                        org.assertj.core.groups.Tuple.tuple(SubtaskCommand.Action.UNLOAD, "idle", 1));
+        // already at zero: nothing more to decide
+        PlacementPlan again = planner.plan(devices, List.of(model("idle", 0), model("busy", 0.3)), plan.placement(),
+                List.of(), 5_000, Map.of(), zero);
+        assertThat(again.changesPlacement()).isFalse();
+        assertThat(again.decisions()).noneMatch(d -> d.action().equals("SCALE_TO_ZERO"));
+        // without the scale-to-zero input, every model keeps at least one instance
+        assertThat(planner.plan(devices, List.of(model("idle", 0), model("busy", 0.3)), current, List.of(), 0)
+                .placement().devices("idle")).isNotEmpty();
+    }
+
+    @Test
+    void aModelBackFromZeroStartsOnTheDeviceThatServedItMeanwhile() {
+        List<DeviceSpec> devices = devices(3);
+        // a cold model would be packed onto the busiest device within target (sim:0); it was served on sim:2
+        Placement current = Placement.of(Map.of("busy", Set.of("sim:0")));
+        ScaleToZero back = new ScaleToZero(Map.of(),
+                Map.of("m", new ScaleToZero.Back(Set.of("sim:2"), "back from zero: 3 request(s)")));
+        PlacementPlan plan = planner.plan(devices, List.of(model("busy", 0.3), model("m", 0.01)), current, List.of(), 0,
+                Map.of(), back);
+        assertThat(plan.placement().devices("m")).containsExactly("sim:2");
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("LOAD");
+            assertThat(d.model()).isEqualTo("m");
+            assertThat(d.reason()).startsWith("back from zero: 3 request(s)")
+                    .contains("-> sim:2, where it was served while at zero");
+        });
+        assertThat(plan.commands(devices)).extracting(SubtaskCommand::action, SubtaskCommand::subtask)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(SubtaskCommand.Action.LOAD, 2));
+        // the same model without that input is packed with the busy one
+        assertThat(planner.plan(devices, List.of(model("busy", 0.3), model("m", 0.01)), current, List.of(), 0)
+                .placement().devices("m")).containsExactly("sim:0");
+        // a device that served it but has no room: placed as usual
+        List<DeviceSpec> full = List.of(devices.get(0), devices.get(1), new DeviceSpec("sim:2", 256 * MIB, 4, 1,
+                List.of(2)));
+        PlacementPlan elsewhere = planner.plan(full, List.of(model("busy", 0.3), model("m", 0.01)), current, List.of(),
+                0, Map.of(), back);
+        assertThat(elsewhere.placement().devices("m")).containsExactly("sim:0");
+    }
 }

@@ -73,6 +73,35 @@ class PlacementProperties {
     }
 
     @Property(tries = 300)
+    void modelsAtZeroHoldNoInstanceAndUnloadWhereTheyWere(@ForAll("fleets") Fleet f, @ForAll long seed) {
+        java.util.Random r = new java.util.Random(seed);
+        Map<String, String> atZero = new TreeMap<>();
+        f.models().forEach(m -> {
+            if (r.nextBoolean()) {
+                atZero.put(m.name(), "idle (test)");
+            }
+        });
+        PlacementPlan plan = planner.plan(f.devices(), f.models(), f.current(), List.of(), 0, Map.of(),
+                new ScaleToZero(atZero, Map.of()));
+        assertWithinLimits(f, plan.placement());
+        for (String m : atZero.keySet()) {
+            assertThat(plan.placement().devices(m)).as("instances of %s at zero", m).isEmpty();
+            assertThat(plan.allocation().tasks(m)).isZero();
+            assertThat(plan.commands(f.devices())).filteredOn(c -> c.model().equals(m))
+                    .allSatisfy(c -> assertThat(c.action())
+                            .isEqualTo(io.flinkgpu.contract.control.SubtaskCommand.Action.UNLOAD));
+            for (String d : f.current().devices(m)) {
+                assertThat(plan.commands(f.devices())).as("UNLOAD of %s on %s", m, d).anySatisfy(c -> {
+                    assertThat(c.model()).isEqualTo(m);
+                    assertThat(c.subtask()).isEqualTo(Integer.parseInt(d.substring(1)));
+                });
+            }
+        }
+        assertThat(plan.decisions()).filteredOn(d -> d.action().equals("SCALE_TO_ZERO"))
+                .allSatisfy(d -> assertThat(atZero).containsKey(d.model()));
+    }
+
+    @Property(tries = 300)
     void memoryBudgetsAndModelLimitsAreNeverExceeded(@ForAll("fleets") Fleet f) {
         PlacementPlan plan = planner.plan(f.devices(), f.models(), f.current(), List.of(), 0);
         assertWithinLimits(f, plan.placement());

@@ -188,4 +188,34 @@ class StateStoreTest {
             assertThat(s.rollouts().get("s").split().shadow()).isEqualTo("4");
         }
     }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("stores")
+    void replacesTheIdleClocksAsAWhole(String name, Supplier<StateStore> factory) {
+        try (StateStore s = factory.get()) {
+            assertThat(s.idleClocks()).isEmpty();
+            IdleClock a = new IdleClock("job", Map.of(0, 12.0, 1, 0.0), 5_000, 1_000, -1);
+            IdleClock b = new IdleClock("job", Map.of(0, 3.0), 5_000, 2_000, 4_000);
+            s.putIdleClocks(Map.of("a", a, "b", b));
+            assertThat(s.idleClocks()).containsOnlyKeys("a", "b");
+            assertThat(s.idleClocks().get("a")).isEqualTo(a);
+            assertThat(s.idleClocks().get("b").atZero()).isTrue();
+            s.putIdleClocks(Map.of("b", b));
+            assertThat(s.idleClocks()).containsOnlyKeys("b");
+            s.putIdleClocks(Map.of());
+            assertThat(s.idleClocks()).isEmpty();
+        }
+    }
+
+    @Test
+    void rocksDbStoreKeepsTheIdleClocksAcrossARestart(@TempDir Path dir) {
+        IdleClock clock = new IdleClock("job-7", Map.of(0, 40.0, 1, 2.0), 90_000, 30_000, -1);
+        try (StateStore s = RocksDbStateStore.open(dir)) {
+            s.putIdleClocks(Map.of("m", clock));
+        }
+        try (StateStore s = RocksDbStateStore.open(dir)) {
+            assertThat(s.idleClocks()).containsExactly(Map.entry("m", clock));
+            assertThat(s.idleClocks().get("m").requestsBySubtask()).containsEntry(1, 2.0);
+        }
+    }
 }
