@@ -194,7 +194,7 @@ public final class BenchmarkRunner {
      * every configuration shares.
      */
     private void warmUp(EmbeddedKafka kafka, Scenario scenario) throws Exception {
-        double rate = 4 * scenario.startRate();
+        double rate = 2 * scenario.startRate(); // under what a cold JVM serves: a backlog would only delay the floor
         out.printf("JVM warm-up (not measured): the job with its default options, %s, %.0f requests/s for %d s ...%n",
                 scenario.name(), rate, settings.jvmWarmup().toSeconds());
         SutConfig warm = new SutConfig("jvm-warm-up", "warm-up", Deployments.Kind.JOB, Map.of(), "not measured");
