@@ -26,17 +26,20 @@ import java.util.List;
  * @param evictionTimeoutSeconds the planner fleet's cache {@code eviction_timeout} (0: off)
  * @param warmBeforeRoute the coordinator's {@code coordinator.plan.warm-before-route}
  * @param warmTimeoutSeconds its {@code coordinator.plan.warm-timeout}
+ * @param forecastHorizonSeconds its {@code coordinator.forecast.horizon} (0: no forecast); the forecast's other
+ *     settings are the coordinator's defaults
  */
 public record FleetConfig(List<String> deviceKinds, long deviceMemoryBytes, LoadTimeModel loadTime,
         double horizonSeconds, double warmupSeconds, double cycleSeconds, double metricsFetchSeconds,
         double metricsSettleSeconds, double controlDelaySeconds, int maxModelsPerDevice, PlannerSettings planner,
-        long evictionTimeoutSeconds, boolean warmBeforeRoute, double warmTimeoutSeconds) {
+        long evictionTimeoutSeconds, boolean warmBeforeRoute, double warmTimeoutSeconds,
+        double forecastHorizonSeconds) {
 
     public FleetConfig {
         deviceKinds = List.copyOf(deviceKinds);
         if (deviceKinds.isEmpty() || deviceMemoryBytes <= 0 || horizonSeconds <= 0 || warmupSeconds < 0
                 || warmupSeconds >= horizonSeconds || cycleSeconds <= 0 || maxModelsPerDevice < 1
-                || !(warmTimeoutSeconds >= 0)) {
+                || !(warmTimeoutSeconds >= 0) || !(forecastHorizonSeconds >= 0)) {
             throw new IllegalArgumentException("invalid fleet config");
         }
     }
@@ -47,56 +50,64 @@ public record FleetConfig(List<String> deviceKinds, long deviceMemoryBytes, Load
 
     /**
      * {@code n} devices of one kind with 38 GiB for models (an A100 40 GB less its CUDA context), the
-     * library's default load time, the coordinator's default interval (5 s), planner settings and
-     * warm-before-route, up to 8 models per device (the coordinator's default is 4).
+     * library's default load time, the coordinator's default interval (5 s), planner settings,
+     * warm-before-route and forecast, up to 8 models per device (the coordinator's default is 4).
      */
     public static FleetConfig of(int n, String kind, double horizonSeconds, double warmupSeconds) {
         return new FleetConfig(Collections.nCopies(n, kind), 38L << 30, LoadTimeModel.parse(LoadTimeModel.DEFAULT_SPEC),
                 horizonSeconds, warmupSeconds, 5, 0, 0, 0.05, 8, PlannerSettings.defaults(), 300,
                 CoordinatorOptions.WARM_BEFORE_ROUTE.defaultValue(),
-                CoordinatorOptions.WARM_TIMEOUT.defaultValue().toMillis() / 1000.0);
+                CoordinatorOptions.WARM_TIMEOUT.defaultValue().toMillis() / 1000.0,
+                CoordinatorOptions.FORECAST_HORIZON.defaultValue().toMillis() / 1000.0);
     }
 
     public FleetConfig withWarmRouting(boolean warm, double timeoutSeconds) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warm, timeoutSeconds);
+                evictionTimeoutSeconds, warm, timeoutSeconds, forecastHorizonSeconds);
+    }
+
+    /** With {@code coordinator.forecast.horizon} at {@code forecastSeconds} (0: off). */
+    public FleetConfig withForecast(double forecastSeconds) {
+        return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
+                metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastSeconds);
     }
 
     public FleetConfig withKinds(List<String> kinds) {
         return new FleetConfig(kinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
     }
 
     public FleetConfig withMemory(long bytes) {
         return new FleetConfig(deviceKinds, bytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
     }
 
     public FleetConfig withLoop(double cycle, double fetch, double settle, double controlDelay) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycle, fetch,
                 settle, controlDelay, maxModelsPerDevice, planner, evictionTimeoutSeconds, warmBeforeRoute,
-                warmTimeoutSeconds);
+                warmTimeoutSeconds, forecastHorizonSeconds);
     }
 
     public FleetConfig withPlanner(PlannerSettings p, int maxModels) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModels, p, evictionTimeoutSeconds,
-                warmBeforeRoute, warmTimeoutSeconds);
+                warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
     }
 
     public FleetConfig withHorizon(double horizon, double warmup) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizon, warmup, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
     }
 
     public FleetConfig withLoadTime(LoadTimeModel m) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, m, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
     }
 
     /** Parses {@code a100:16,cpu:4} into per-device kinds. */

@@ -6,6 +6,7 @@ import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
+import io.flinkgpu.coordinator.CoordinatorOptions;
 import io.flinkgpu.coordinator.ParallelismStep;
 import io.flinkgpu.coordinator.PlacementStep;
 import io.flinkgpu.coordinator.PublishPolicy;
@@ -15,6 +16,7 @@ import io.flinkgpu.coordinator.collect.MetricSource;
 import io.flinkgpu.coordinator.collect.ModelSample;
 import io.flinkgpu.coordinator.collect.SubtaskSample;
 import io.flinkgpu.coordinator.evaluate.DemandEvaluator;
+import io.flinkgpu.coordinator.evaluate.DemandForecast;
 import io.flinkgpu.coordinator.plan.ParallelismPlanner;
 import io.flinkgpu.coordinator.plan.PlacementPlanner;
 import io.flinkgpu.coordinator.realize.PlanRealizer;
@@ -154,6 +156,14 @@ public final class FleetSimulator {
     private final Map<Integer, Long> windowFailures = new TreeMap<>();
     private final boolean recordWindows;
     private long pathLatencyNanos;
+    /** Each model's scheduling block, read by the batchers when a model first queues. */
+    private final Map<String, SchedulingConfig> scheduling = new HashMap<>();
+    /** Requests carry a deadline (arrival + the model's SLO); off for models without a scheduling block. */
+    private boolean deadlines = true;
+    /** Every cycle's demand, routes and utilisation per device (for investigations; off by default). */
+    private List<Map<String, Object>> cycleTrace;
+    /** Per model, in the window: arrivals, answered within SLO, and the misses by cause (refused, expired, no room). */
+    private final long[][] perModel;
 
     public FleetSimulator(Workload workload, FleetConfig config, Policy policy, Calibration calibration) {
         this(workload, config, policy, calibration, false);
@@ -173,7 +183,6 @@ public final class FleetSimulator {
         keys = new BatchKey[m];
         resolved = new ModelRepository.ResolvedModel[m];
         Map<String, BatchingConfig> batching = new HashMap<>();
-        Map<String, SchedulingConfig> scheduling = new HashMap<>();
         for (SimModel s : models) {
             ids[s.index()] = new ModelId(s.name(), "1");
             keys[s.index()] = new BatchKey(ids[s.index()], "");
@@ -194,6 +203,7 @@ public final class FleetSimulator {
         for (int i = 0; i < devs.length; i++) {
             devs[i] = new Dev(i, config.deviceKinds().get(i), batching, scheduling);
         }
+        perModel = new long[m][5];
         hashDevice = new int[m];
         for (int i = 0; i < m; i++) {
             hashDevice[i] = Math.floorMod(ids[i].name().hashCode(), devs.length);
@@ -206,6 +216,24 @@ public final class FleetSimulator {
      */
     public FleetSimulator withPathLatency(double ms) {
         pathLatencyNanos = (long) (ms * 1e6);
+        return this;
+    }
+
+    /**
+     * Every model as a model config without a {@code scheduling} block runs in the job: the default
+     * batch sizing ({@link SchedulingConfig#DEFAULTS}: cut when the executor is free, no SLO-aware
+     * sizing) and requests without a deadline, which queue until served instead of expiring. The
+     * models' SLOs still judge the answers. Call before {@link #run}.
+     */
+    public FleetSimulator withoutScheduling() {
+        scheduling.replaceAll((k, v) -> SchedulingConfig.DEFAULTS);
+        deadlines = false;
+        return this;
+    }
+
+    /** Keeps a record of every coordinator cycle in the result's {@code cycle_trace} (large: for investigations). */
+    FleetSimulator withCycleTrace() {
+        cycleTrace = new ArrayList<>();
         return this;
     }
 
@@ -278,12 +306,13 @@ public final class FleetSimulator {
 
         void offer(Req r) {
             SimModel s = models.get(r.model());
-            long deadline = r.arrivalNanos() + (long) (s.sloMs() * 1e6);
+            long deadline = deadlines ? r.arrivalNanos() + (long) (s.sloMs() * 1e6) : Long.MAX_VALUE;
             DynamicBatcher.Admission a = batcher.offer(keys[r.model()], r, s.samples(),
                     new DynamicBatcher.Request(0, "default", deadline));
             if (a != DynamicBatcher.Admission.ACCEPTED) {
                 if (r.counted()) {
                     refused++;
+                    perModel[r.model()][2]++;
                     failed(r);
                 }
                 return;
@@ -302,6 +331,7 @@ public final class FleetSimulator {
             for (Batch.Queued<Req> q : batcher.takeExpired()) {
                 if (q.item().counted()) {
                     expired++;
+                    perModel[q.item().model()][3]++;
                     failed(q.item());
                 }
             }
@@ -321,6 +351,7 @@ public final class FleetSimulator {
                 for (Batch.Queued<Req> q : batcher.takeExpired()) {
                     if (q.item().counted()) {
                         expired++;
+                        perModel[q.item().model()][3]++;
                         failed(q.item());
                     }
                 }
@@ -357,6 +388,7 @@ public final class FleetSimulator {
             for (Batch.Queued<Req> q : b.entries()) {
                 if (q.item().counted()) {
                     noRoom++;
+                    perModel[q.item().model()][4]++;
                     failed(q.item());
                 }
             }
@@ -410,6 +442,7 @@ public final class FleetSimulator {
                     boolean ok = lat <= (long) (s.sloMs() * 1e6);
                     if (ok) {
                         withinSlo++;
+                        perModel[model][1]++;
                         if (s.latencyBound()) {
                             withinLat++;
                         } else {
@@ -590,7 +623,12 @@ public final class FleetSimulator {
         };
         WarmRouting warm = new WarmRouting(config.warmBeforeRoute(),
                 Duration.ofMillis(Math.round(config.warmTimeoutSeconds() * 1000)));
-        coordinator = new Coordinator(source, new DemandEvaluator(256L << 20, 100), step, parallelism, warm,
+        // the forecast as coordinator.forecast.* configures it: the horizon of the fleet, the other settings' defaults
+        DemandForecast forecast = new DemandForecast(config.forecastHorizonSeconds(),
+                CoordinatorOptions.FORECAST_LEVEL_SMOOTHING.defaultValue(),
+                CoordinatorOptions.FORECAST_TREND_SMOOTHING.defaultValue(),
+                CoordinatorOptions.FORECAST_SIGNIFICANCE.defaultValue());
+        coordinator = new Coordinator(source, new DemandEvaluator(256L << 20, 100, forecast), step, parallelism, warm,
                 new PublishPolicy(0.2), realizer, store, new CoordinatorMetrics(), clock.asClock());
         schedule((long) (config.cycleSeconds() * 1e9), CYCLE, 0, 0, null);
         if (config.metricsFetchSeconds() > 0) {
@@ -615,6 +653,33 @@ public final class FleetSimulator {
         long t0 = System.nanoTime();
         Coordinator.CycleResult r = coordinator.runOnce(false);
         cycleWallMs.add((System.nanoTime() - t0) / 1e6);
+        if (cycleTrace != null) {
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("t_s", clock.nanos() / 1e9);
+            c.put("published", r.published());
+            c.put("skipped", r.skipped());
+            if (r.demand() != null) {
+                Map<String, Object> load = new TreeMap<>();
+                r.demand().models().values().forEach(md -> load.put(md.model(), List.of(md.ratePerSecond(),
+                        md.deviceSecondsPerSecond(), md.batchSize())));
+                c.put("demand", load);
+            }
+            if (r.placement() != null) {
+                Map<String, Object> placed = new TreeMap<>();
+                r.placement().placement().devicesByModel().forEach((mm, ds) -> placed.put(mm, ds.size()));
+                c.put("placed", placed);
+                c.put("device_load", r.placement().deviceLoad());
+            }
+            if (r.plan() != null) {
+                Map<String, Object> routed = new TreeMap<>();
+                r.plan().routes().forEach(route -> routed.put(route.model(), route.targets().size()));
+                c.put("routed", routed);
+            }
+            List<Double> util = new ArrayList<>();
+            pending.subtasks().forEach(sub -> util.add(sub.utilization()));
+            c.put("util", util);
+            cycleTrace.add(c);
+        }
         if (r.published() && r.plan() != null) {
             Map<String, Object> e = new LinkedHashMap<>();
             e.put("t_s", clock.nanos() / 1e9);
@@ -692,6 +757,7 @@ public final class FleetSimulator {
                     boolean counted = e.t >= warmup;
                     if (counted) {
                         arrivals++;
+                        perModel[m][0]++;
                         arrivalsHash = arrivalsHash * 31 + m * 1_000_003L + e.t;
                         if (models.get(m).latencyBound()) {
                             arrivalsLat++;
@@ -777,6 +843,9 @@ public final class FleetSimulator {
         double util = busy / 1e9 / (window * devs.length);
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("plans", planLog);
+        if (cycleTrace != null) {
+            extra.put("cycle_trace", cycleTrace);
+        }
         extra.put("plan_routed_to_unloaded", routedToUnloaded);
         if (recordWindows) {
             Map<Integer, Double> p99 = new TreeMap<>();
@@ -789,6 +858,13 @@ public final class FleetSimulator {
             perDevice[d.index] = d.cache.residentModels().size();
         }
         extra.put("models_resident_at_end", Arrays.stream(perDevice).boxed().toList());
+        Map<String, Object> byModel = new LinkedHashMap<>();
+        for (SimModel s : models) {
+            long[] c = perModel[s.index()];
+            byModel.put(s.name(), Map.of("arrivals", c[0], "within_slo", c[1], "refused", c[2], "expired", c[3],
+                    "no_room", c[4]));
+        }
+        extra.put("per_model", byModel);
         double offered = 0;
         for (SimModel s : models) {
             offered += s.meanRate();

@@ -81,8 +81,10 @@ final class Markdown {
         sb.append(String.format(Locale.ROOT, "| time to p99 recovery | %.1f s | %.1f s | %.2f |%n",
                 v.simRecoverySeconds(), v.measuredRecoverySeconds(), v.recoveryRatio()));
         sb.append("\nMeasured: ").append(v.measuredSource()).append(". The replay runs the coordinator as the "
-                + "measured run did, with routes that change with the plan (coordinator.plan.warm-before-route off: "
-                + "the run predates the option).\n\n![validation](validation-recovery-p99.png)\n\n");
+                + "measured run did, with routes that change with the plan and the measured demand "
+                + "(coordinator.plan.warm-before-route and coordinator.forecast.* off: the run predates both), and the "
+                + "models as its job ran them (the operator's default maximum batch, no scheduling block, no request "
+                + "deadlines).\n\n![validation](validation-recovery-p99.png)\n\n");
 
         sb.append("## Targets\n\n| scenario | target | measured | goal | pass | description |\n|---|---|---:|---|---|---|\n");
         for (Map<String, Object> t : targets) {

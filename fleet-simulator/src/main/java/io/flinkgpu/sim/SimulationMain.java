@@ -84,6 +84,11 @@ public final class SimulationMain implements Callable<Integer> {
                     + "planner-route-at-once (default: ${DEFAULT-VALUE})")
     boolean dedicatedRouteAtOnce;
 
+    @Option(names = "--forecast-horizon", defaultValue = "15",
+            description = "the planner's coordinator.forecast.horizon in seconds, as the coordinator's default; 0 turns "
+                    + "the forecast off (default: ${DEFAULT-VALUE})")
+    double forecastHorizon;
+
     @Option(names = "--threads", defaultValue = "2", description = "runs in parallel (default: ${DEFAULT-VALUE})")
     int threads;
 
@@ -109,7 +114,8 @@ public final class SimulationMain implements Callable<Integer> {
         Instant started = Instant.now();
         Calibration cal = Calibration.load(repo);
         FleetConfig base = FleetConfig.of(devices, "a100", horizon, warmup);
-        FleetConfig fleet = base.withWarmRouting(warmBeforeRoute, base.warmTimeoutSeconds());
+        FleetConfig fleet = base.withWarmRouting(warmBeforeRoute, base.warmTimeoutSeconds())
+                .withForecast(forecastHorizon);
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("generated_by", "io.flinkgpu.sim.SimulationMain (never edited by hand)");
@@ -123,6 +129,7 @@ public final class SimulationMain implements Callable<Integer> {
                 fleet.planner(), "horizon_s", horizon, "warmup_s", warmup));
         fleetOut.put("warm_before_route", fleet.warmBeforeRoute());
         fleetOut.put("warm_timeout_s", fleet.warmTimeoutSeconds());
+        fleetOut.put("forecast_horizon_s", fleet.forecastHorizonSeconds());
         results.put("fleet", fleetOut);
 
         Map<String, Map<String, List<SimResult>>> traces = new LinkedHashMap<>();
@@ -257,7 +264,8 @@ public final class SimulationMain implements Callable<Integer> {
                 + join(loads) + " --long-tail-loads=" + join(longTailLoads) + " --scaling-devices="
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
                 + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels
-                + " --warm-before-route=" + warmBeforeRoute + " --dedicated-route-at-once=" + dedicatedRouteAtOnce;
+                + " --warm-before-route=" + warmBeforeRoute + " --dedicated-route-at-once=" + dedicatedRouteAtOnce
+                + " --forecast-horizon=" + fmt(forecastHorizon);
     }
 
     private static String join(List<Double> xs) {

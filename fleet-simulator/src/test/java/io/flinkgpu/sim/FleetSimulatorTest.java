@@ -2,6 +2,8 @@ package io.flinkgpu.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinkgpu.coordinator.CoordinatorOptions;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class FleetSimulatorTest {
@@ -99,5 +101,70 @@ class FleetSimulatorTest {
         SimResult pl = Scenarios.run(Policy.PLANNER, 6, spec, 60);
         assertThat(pl.utilization()).isGreaterThan(st.utilization());
         assertThat(pl.goodputPerGpu()).isGreaterThan(st.goodputPerGpu());
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theOutcomesPerModelAddUpToTheRun() {
+        SimResult r = Scenarios.run(Policy.LRU_COUNT, 4, 30, 1.1, 3, 30);
+        Map<String, Map<String, Long>> perModel = (Map<String, Map<String, Long>>) r.extra().get("per_model");
+        assertThat(perModel).hasSize(30);
+        assertThat(perModel.values().stream().mapToLong(m -> m.get("arrivals")).sum()).isEqualTo(r.arrivals());
+        assertThat(perModel.values().stream().mapToLong(m -> m.get("within_slo")).sum()).isEqualTo(r.withinSlo());
+        assertThat(perModel.values().stream().mapToLong(m -> m.get("expired")).sum()).isEqualTo(r.expired());
+        assertThat(perModel.values().stream().mapToLong(m -> m.get("no_room")).sum()).isEqualTo(r.noRoom());
+        assertThat(perModel.values().stream().mapToLong(m -> m.get("refused")).sum()).isEqualTo(r.refused());
+        assertThat(r.expired() + r.noRoom()).isPositive();
+    }
+
+    @Test
+    void withoutSchedulingNothingExpiresAndLateAnswersCountAsMisses() {
+        // overloaded: with deadlines requests expire; without a scheduling block they queue and are answered late
+        Workload.Spec spec = Scenarios.spec(4, 1.3, 5);
+        FleetConfig c = FleetConfig.of(2, "a100", 30, 5);
+        Workload w = Workload.build(spec, 2, Scenarios.CALIBRATION, "a100");
+        SimResult withDeadlines = new FleetSimulator(w, c, Policy.LRU_MEMORY, Scenarios.CALIBRATION).run();
+        SimResult queued = new FleetSimulator(w, c, Policy.LRU_MEMORY, Scenarios.CALIBRATION).withoutScheduling()
+                .run();
+        assertThat(withDeadlines.expired()).isPositive();
+        assertThat(queued.expired()).isZero();
+        assertThat(queued.arrivals()).isEqualTo(withDeadlines.arrivals());
+        assertThat(queued.answered()).isGreaterThan(withDeadlines.answered());
+        assertThat(queued.withinSlo()).isLessThan(queued.answered());
+        assertThat(queued.conserved()).isTrue();
+    }
+
+    @Test
+    void theFleetRunsTheCoordinatorsForecastByDefault() {
+        FleetConfig c = FleetConfig.of(2, "a100", 30, 5);
+        assertThat(c.forecastHorizonSeconds())
+                .isEqualTo(CoordinatorOptions.FORECAST_HORIZON.defaultValue().toMillis() / 1000.0).isPositive();
+        assertThat(c.withForecast(0).forecastHorizonSeconds()).isZero();
+        assertThat(c.withForecast(0).withWarmRouting(false, 30).forecastHorizonSeconds()).isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.withForecast(-1))
+                .isInstanceOf(IllegalArgumentException.class);
+        // the forecast only raises planned demand: a run with it is a valid run of the same arrivals
+        Workload.Spec spec = new Workload.Spec(6, 1.0, "gamma", 2.0, 0.8, 40, 0.5, 0.55,
+                new double[] {0, 1, 0, 1, 1}, 0.3, 12L << 30, 11);
+        SimResult with = Scenarios.run(Policy.PLANNER, 4, spec, 40);
+        SimResult without = Scenarios.run(Policy.PLANNER, 4, spec, 40, f -> f.withForecast(0));
+        assertThat(with.arrivals()).isEqualTo(without.arrivals());
+        assertThat(with.conserved()).isTrue();
+        assertThat(with.plansPublished()).isPositive();
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aCycleTraceRecordsEveryCoordinatorCycleWithItsDemandAndPlacement() {
+        Workload.Spec spec = Scenarios.spec(6, 0.5, 2);
+        FleetConfig c = FleetConfig.of(3, "a100", 30, 5);
+        Workload w = Workload.build(spec, 3, Scenarios.CALIBRATION, "a100");
+        SimResult r = new FleetSimulator(w, c, Policy.PLANNER, Scenarios.CALIBRATION).withCycleTrace().run();
+        java.util.List<Map<String, Object>> trace = (java.util.List<Map<String, Object>>) r.extra().get("cycle_trace");
+        assertThat(trace).hasSize(r.cycleWallMs().size());
+        Map<String, Object> last = trace.get(trace.size() - 1);
+        assertThat(last).containsKeys("t_s", "demand", "placed", "util");
+        assertThat((java.util.List<Double>) last.get("util")).hasSize(3);
+        assertThat(Scenarios.run(Policy.PLANNER, 3, spec, 30).extra()).doesNotContainKey("cycle_trace");
     }
 }

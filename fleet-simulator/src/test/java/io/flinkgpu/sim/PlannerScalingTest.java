@@ -3,6 +3,7 @@ package io.flinkgpu.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class PlannerScalingTest {
@@ -21,5 +22,17 @@ class PlannerScalingTest {
         assertThat(o.measuredRecoverySeconds()).isEqualTo(3.0);
         assertThat(o.simDecisionSeconds()).isBetween(0.0, 10.0);
         assertThat(o.simRecoverySeconds()).isBetween(0.0, 30.0);
+        // as the benchmark's job: requests without a deadline queue, so no window fails for expired requests
+        assertThat(o.windowFailures().values().stream().mapToLong(Long::longValue).sum()).isZero();
+    }
+
+    @Test
+    void aWindowIsInSloOnlyWithAnswersWithinTheSloAndNoFailures() {
+        Map<Integer, Double> p99 = Map.of(1, 100.0, 2, 151.0, 4, 20.0);
+        Map<Integer, Long> failures = Map.of(4, 1L);
+        assertThat(RecoveryValidation.inSlo(1, p99, failures)).isTrue();
+        assertThat(RecoveryValidation.inSlo(2, p99, failures)).isFalse(); // p99 over the SLO
+        assertThat(RecoveryValidation.inSlo(3, p99, failures)).isFalse(); // no answers: as the benchmark judges it
+        assertThat(RecoveryValidation.inSlo(4, p99, failures)).isFalse(); // a failed request
     }
 }
