@@ -34,7 +34,8 @@ import picocli.CommandLine.Mixin;
  * coordinator as a thread with RocksDB state): one model, the shipped Fashion-MNIST CNN, gets
  * open-loop Poisson traffic at 1x, a linear ramp to {@code --factor}x, that peak, a ramp back down
  * and 1x again ({@code --phases}). 1x fits the model's one device with room; the peak needs more
- * than one. Side by side, with the same arrivals:
+ * than one. A lead-in at 1x ({@code --lead-in-seconds}, not measured) precedes the phases, so
+ * that the coordinator's first cycles are behind it. Side by side, with the same arrivals:
  *
  * <ul>
  *   <li><b>coordinator</b>: the coordinator as shipped (its demand forecast on) runs a cycle every
@@ -66,6 +67,14 @@ public final class RampBenchmark implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (options.summaryOnly) {
+            RampReport.record((ObjectNode) new ObjectMapper().readTree(options.out.resolve("ramp.json").toFile()),
+                    options.summary);
+            return 0;
+        }
+        if (options.leadInSeconds < 0) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--lead-in-seconds must not be negative");
+        }
         for (String c : options.configs) {
             if (!List.of(COORDINATOR, STATIC).contains(c)) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "unknown configuration " + c
@@ -120,13 +129,16 @@ public final class RampBenchmark implements Callable<Integer> {
                 c.set(CoordinatorOptions.FORECAST_HORIZON, Duration.ofSeconds(options.forecastHorizonSeconds));
                 coordinator = job.coordinator(c);
             }
+            // the lead-in (1x, coordinator running, not measured), then the phases from t0
             long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
-            long end = start + TimeUnit.SECONDS.toNanos(profile.total());
-            run.t0Nanos = start;
-            run.t0WallMillis = System.currentTimeMillis() + TimeUnit.NANOSECONDS.toMillis(start - System.nanoTime());
+            long t0 = start + TimeUnit.SECONDS.toNanos(options.leadInSeconds);
+            long end = t0 + TimeUnit.SECONDS.toNanos(profile.total());
+            run.t0Nanos = t0;
+            run.t0WallMillis = System.currentTimeMillis() + TimeUnit.NANOSECONDS.toMillis(t0 - System.nanoTime());
+            double leadIn = options.leadInSeconds;
             LoadDriver.Stream stream = new LoadDriver.Stream(model, traffic.newRun(),
-                    offset -> profile.rateAt(offset / 1e9), new Random(42));
-            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, options.cycleMs, start, start, end,
+                    offset -> profile.rateAt(offset / 1e9 - leadIn), new Random(42));
+            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, options.cycleMs, start, t0, end,
                     MODEL, () -> {});
             Thread control = new Thread(loop, "control-loop");
             control.start();

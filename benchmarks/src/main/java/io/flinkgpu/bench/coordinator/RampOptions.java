@@ -18,6 +18,15 @@ final class RampOptions {
             + "(default: ${DEFAULT-VALUE})")
     Path summary = Path.of("docs/benchmarks/summary.json");
 
+    @Option(names = "--summary-only", description = "Do not run: record the targets of the existing ramp.json in "
+            + "--summary")
+    boolean summaryOnly;
+
+    @Option(names = "--lead-in-seconds", description = "Seconds of 1x traffic, with the coordinator running, before "
+            + "the first phase, not measured: the coordinator's first cycles (its first REST collections and plan, "
+            + "class loading on this shared machine) fall there (default: ${DEFAULT-VALUE})")
+    int leadInSeconds = 20;
+
     @Option(names = "--configs", split = ",", description = "Configurations to run, in order "
             + "(default: ${DEFAULT-VALUE})")
     List<String> configs = new ArrayList<>(List.of(RampBenchmark.COORDINATOR, RampBenchmark.STATIC));
@@ -80,9 +89,10 @@ final class RampOptions {
     /** The command line, from the repository root, that runs these settings again. */
     String command() {
         return "mvn -o -q -B -pl benchmarks compile exec:exec -Dbench.main=" + RampBenchmark.class.getName()
-                + " -Dbench.args=\"" + String.format(Locale.ROOT, "--configs=%s --rate=%s --factor=%s --phases=%s "
-                + "--speed=%s --slo-ms=%s --target-utilization=%s --forecast-horizon-s=%d --cycle-ms=%d "
-                + "--metrics-fetch-ms=%d --metrics-settle-ms=%d", String.join(",", configs), num(rate), num(factor),
+                + " -Dbench.args=\"" + String.format(Locale.ROOT, "--configs=%s --lead-in-seconds=%d --rate=%s --factor=%s "
+                + "--phases=%s --speed=%s --slo-ms=%s --target-utilization=%s --forecast-horizon-s=%d --cycle-ms=%d "
+                + "--metrics-fetch-ms=%d --metrics-settle-ms=%d", String.join(",", configs), leadInSeconds, num(rate),
+                num(factor),
                 String.join(",", phases.stream().map(String::valueOf).toList()), speed, num(sloMs),
                 num(targetUtilization), forecastHorizonSeconds, cycleMs, fetchMs, settleMs) + "\"";
     }

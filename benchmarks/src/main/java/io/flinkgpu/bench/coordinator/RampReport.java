@@ -64,6 +64,7 @@ final class RampReport {
         settings.put("metrics_settle_ms", options.settleMs);
         settings.put("target_utilization", options.targetUtilization);
         settings.put("forecast_horizon_s", options.forecastHorizonSeconds);
+        settings.put("lead_in_s", options.leadInSeconds);
         ArrayNode configs = result.putArray("configs");
         RampAnalysis analysis = new RampAnalysis(profile, options.sloMs);
         List<ObjectNode> analysed = new ArrayList<>();
@@ -111,9 +112,11 @@ final class RampReport {
         }
         md.append(String.format(Locale.ROOT, "Setup: the Kafka job on a local Flink cluster, parallelism %d, %d simulated "
                 + "GPUs of `%s` ms per batch of b samples (%.0f samples/s at batch 32), one per inference subtask. "
-                + "`%s` (hash: subtask %d) gets open-loop Poisson traffic: %s. The same arrivals in both "
-                + "configurations:%n%n", PARALLELISM, PARALLELISM, options.speed, options.capacity(32), MODEL,
-                ModelPartitioner.hash(MODEL, PARALLELISM), shape));
+                + "`%s` (hash: subtask %d) gets open-loop Poisson traffic: %s, after a lead-in of %d s at 1x that is not "
+                + "measured (the coordinator runs from its start, so its first cycles fall there; times below are from "
+                + "the start of the first phase). The same arrivals in both configurations:%n%n", PARALLELISM,
+                PARALLELISM, options.speed, options.capacity(32), MODEL, ModelPartitioner.hash(MODEL, PARALLELISM),
+                shape, options.leadInSeconds));
         md.append(String.format(Locale.ROOT, "- **%s**: the coordinator as shipped (REST collector, demand forecast "
                 + "with horizon %d s, DRF planner, Kafka realizer, RocksDB state; `coordinator.model.default-slo` = "
                 + "%.0f ms, `coordinator.plan.target-utilization` = %s) runs a cycle every %d ms on metrics fetched every "

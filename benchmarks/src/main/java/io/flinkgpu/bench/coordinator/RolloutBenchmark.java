@@ -74,6 +74,10 @@ public final class RolloutBenchmark implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE})")
     Path summary = Path.of("docs/benchmarks/summary.json");
 
+    @Option(names = "--summary-only", description = "Do not run: record the targets of the existing rollout.json in "
+            + "--summary")
+    boolean summaryOnly;
+
     @Option(names = "--cases", split = ",", description = "Cases to run, in order (default: ${DEFAULT-VALUE})")
     List<String> cases = new ArrayList<>(List.of(GOOD, BAD, SHADOW));
 
@@ -129,6 +133,10 @@ public final class RolloutBenchmark implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (summaryOnly) {
+            RolloutReport.record((ObjectNode) new ObjectMapper().readTree(out.resolve("rollout.json").toFile()), summary);
+            return 0;
+        }
         for (String c : cases) {
             if (!List.of(GOOD, BAD, SHADOW).contains(c)) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "unknown case " + c + "; use "
