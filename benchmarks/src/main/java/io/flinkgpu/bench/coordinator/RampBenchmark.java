@@ -149,10 +149,10 @@ public final class RampBenchmark implements Callable<Integer> {
                 control.join();
             }
             if (coordinator != null) {
-                long t0 = run.t0WallMillis;
+                long t0Millis = run.t0WallMillis;
                 List<Decision> all = coordinator.store().recentDecisions(10_000);
-                run.decisionsAfterStep = all.stream().filter(d -> d.atMillis() >= t0).toList();
-                run.decisionsBeforeStep = all.stream().filter(d -> d.atMillis() < t0).toList();
+                run.decisionsAfterStep = all.stream().filter(d -> d.atMillis() >= t0Millis).toList();
+                run.decisionsBeforeStep = all.stream().filter(d -> d.atMillis() < t0Millis).toList();
             }
             System.out.printf(Locale.ROOT, "%s: sent %d, answered %d (%d errors), unanswered %d%n", name, run.sent(0),
                     run.answered(), run.errors(), run.unanswered());

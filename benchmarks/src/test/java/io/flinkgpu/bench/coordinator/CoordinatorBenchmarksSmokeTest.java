@@ -63,8 +63,8 @@ class CoordinatorBenchmarksSmokeTest {
     @Test
     void aShortRampWritesPhasesWindowsReplicasAndTargets(@TempDir Path dir) throws Exception {
         Path summary = summary(dir);
-        int exit = new CommandLine(new RampBenchmark()).execute("--configs=coordinator", "--lead-in-seconds=1", "--phases=1,1,1,1,1",
-                "--rate=20", "--cycle-ms=1000", "--out=" + dir, "--summary=" + summary);
+        int exit = new CommandLine(new RampBenchmark()).execute("--configs=coordinator", "--lead-in-seconds=1",
+                "--phases=1,1,1,1,1", "--rate=20", "--cycle-ms=1000", "--out=" + dir, "--summary=" + summary);
         assertThat(exit).isZero();
         JsonNode result = JSON.readTree(dir.resolve("ramp.json").toFile());
         JsonNode c = result.path("configs").get(0);
