@@ -1,7 +1,5 @@
 package io.flinkgpu.bench.coordinator;
 
-import static io.flinkgpu.bench.coordinator.RecoveryBenchmark.STEPPED;
-
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.coordinator.Coordinator;
@@ -31,15 +29,29 @@ final class ControlLoop implements Runnable {
     private final long start;
     private final long t0;
     private final long end;
+    private final String model;
+    private final Runnable afterCycle;
     private volatile boolean stop;
     /** The stepped model's subtasks in the plan in force (before any plan: its hash subtask). */
-    private Set<Integer> inForce = Set.of(ModelPartitioner.hash(STEPPED, RecoveryBenchmark.PARALLELISM));
+    private Set<Integer> inForce;
     private Set<Integer> decided;
     private double[] atDecision;
 
     /** {@code coordinator} null: collection only (static placement). Times are System.nanoTime. */
     ControlLoop(RecoveryRun run, Coordinator coordinator, MetricSource collector, long cycleMs, long start, long t0,
             long end) {
+        this(run, coordinator, collector, cycleMs, start, t0, end, RecoveryBenchmark.STEPPED, () -> {});
+    }
+
+    /**
+     * As above, watching {@code model} (the "stepped" one of every cycle record); {@code afterCycle}
+     * runs on the loop's thread after each cycle's record, e.g. to read the coordinator's rollouts.
+     */
+    ControlLoop(RecoveryRun run, Coordinator coordinator, MetricSource collector, long cycleMs, long start, long t0,
+            long end, String model, Runnable afterCycle) {
+        this.model = model;
+        this.afterCycle = afterCycle;
+        this.inForce = Set.of(ModelPartitioner.hash(model, RecoveryBenchmark.PARALLELISM));
         this.run = run;
         this.coordinator = coordinator;
         this.collector = collector;
@@ -77,6 +89,7 @@ final class ControlLoop implements Runnable {
             next += TimeUnit.MILLISECONDS.toNanos(cycleMs);
             try {
                 cycle();
+                afterCycle.run();
             } catch (Exception e) {
                 System.out.println("control loop: " + e);
             }
@@ -99,8 +112,8 @@ final class ControlLoop implements Runnable {
             snapshot = coordinator.lastSnapshot();
             published = r.published();
             skipped = r.skipped();
-            if (r.demand() != null && r.demand().models().get(STEPPED) != null) {
-                ModelDemand d = r.demand().models().get(STEPPED);
+            if (r.demand() != null && r.demand().models().get(model) != null) {
+                ModelDemand d = r.demand().models().get(model);
                 rate = d.ratePerSecond();
                 load = d.deviceSecondsPerSecond();
             }
@@ -158,21 +171,21 @@ final class ControlLoop implements Runnable {
         }
         for (SubtaskSample s : snapshot.subtasks()) {
             if (s.subtask() < in.length) {
-                in[s.subtask()] = s.models().stream().filter(m -> m.model().equals(STEPPED))
+                in[s.subtask()] = s.models().stream().filter(m -> m.model().equals(model))
                         .mapToDouble(ModelSample::requestsIn).filter(Double::isFinite).sum();
             }
         }
         return in;
     }
 
-    private static String targets(ControlMessage plan) {
-        return plan.route(STEPPED).map(r -> r.targets().stream()
+    private String targets(ControlMessage plan) {
+        return plan.route(model).map(r -> r.targets().stream()
                 .map(t -> t.subtask() + ":" + String.format(Locale.ROOT, "%.3f", t.weight()))
                 .collect(Collectors.joining(","))).orElse("");
     }
 
-    private static Set<Integer> subtasks(ControlMessage plan) {
-        return plan.route(STEPPED).map(r -> r.targets().stream().map(RouteTarget::subtask)
+    private Set<Integer> subtasks(ControlMessage plan) {
+        return plan.route(model).map(r -> r.targets().stream().map(RouteTarget::subtask)
                 .collect(Collectors.toCollection(TreeSet::new))).map(s -> (Set<Integer>) s).orElse(Set.of());
     }
 }

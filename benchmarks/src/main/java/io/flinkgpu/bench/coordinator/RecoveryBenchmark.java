@@ -107,7 +107,7 @@ public final class RecoveryBenchmark implements Callable<Integer> {
     /** A scratch repository with the shipped CNN and, unless one model only, a copy under another name. */
     private Path writeRepository(Path root) throws IOException {
         Path repo = root.resolve("benchmarks/target/recovery-repo");
-        RecoveryRunner.deleteRecursively(repo);
+        CoordinatedJob.deleteRecursively(repo);
         for (String name : options.models()) {
             ModelRepoWriter.copy(root.resolve("models").resolve(SOURCE_MODEL), repo, name, true, config -> {});
         }

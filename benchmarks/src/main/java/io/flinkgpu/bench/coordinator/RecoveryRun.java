@@ -16,6 +16,8 @@ final class RecoveryRun {
     final boolean coordinator;
     /** The load step, System.nanoTime. */
     long t0Nanos;
+    /** t0 on the wall clock (the decisions' clock), milliseconds. */
+    long t0WallMillis;
     /** Per model (stepped first): every request sent and its answer. */
     List<StreamAnswers> answers = List.of();
     final List<Cycle> cycles = new ArrayList<>();

@@ -48,7 +48,7 @@ import org.apache.flink.core.execution.JobClient;
  */
 final class RecoveryRunner {
     /** The parameters every benchmark request carries. */
-    private static final RequestParameters PARAMETERS = new RequestParameters(0, 0, "bench");
+    static final RequestParameters PARAMETERS = new RequestParameters(0, 0, "bench");
 
     private final RecoveryOptions options;
     private final EmbeddedKafka kafka;
@@ -68,77 +68,21 @@ final class RecoveryRunner {
     /** Runs configuration {@code name}; {@code settle} is coordinator.flink.metrics-settle in milliseconds. */
     RecoveryRun run(String name, boolean withCoordinator, long settle) throws Exception {
         RecoveryRun run = new RecoveryRun(name, withCoordinator);
-        run.loadAverageStart = loadAverage();
-        String prefix = "recovery-" + name + "-" + Long.toString(System.currentTimeMillis(), 36);
-        JobTopics topics = JobTopics.prefixed(prefix);
-        String control = prefix + "-control";
-        kafka.createTopics(PARALLELISM, topics.requests());
-        kafka.createTopics(1, topics.responses(), topics.deadLetter(), control);
-
-        int restPort = freePort();
-        Configuration conf = topics.jobConfiguration(kafka.bootstrapServers(), "latest", repository);
-        conf.set(InferenceJobOptions.CONTROL_TOPIC, control);
-        conf.set(InferenceJobOptions.PARALLELISM, PARALLELISM);
-        conf.set(GpuInferenceOptions.DEVICE_TYPE, "simulated");
-        conf.set(GpuInferenceOptions.SIMULATED_DEVICES, PARALLELISM);
-        conf.set(GpuInferenceOptions.SIMULATED_SPEED, options.speed);
-        conf.set(GpuInferenceOptions.WARMUP_WORKERS, 1);
-        // the REST API must serve fresh metrics, or the coordinator decides on numbers up to 10 s old
-        conf.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofMillis(options.fetchMs));
-        conf.set(RestOptions.ADDRESS, "localhost");
-        conf.set(RestOptions.BIND_ADDRESS, "localhost");
-        conf.set(RestOptions.BIND_PORT, String.valueOf(restPort));
-        conf.set(RestOptions.PORT, restPort);
-        JobClient job = Deployments.startJob(conf, PARALLELISM, "recovery-" + name);
-        String rest = "http://localhost:" + restPort;
-        // as CoordinatorMain builds it, with coordinator.flink.metrics-settle
-        MetricCollector collector = new MetricCollector(rest, job.getJobID().toString(), "GPU inference",
-                Duration.ofSeconds(5), Clock.systemUTC(), Duration.ofMillis(settle));
-        Path stateDir = stateRoot.resolve(prefix);
-        Files.createDirectories(stateDir);
-        try (KafkaTraffic traffic = new KafkaTraffic(kafka.bootstrapServers(), topics.requests(), topics.responses())) {
+        run.loadAverageStart = CoordinatedJob.loadAverage();
+        try (CoordinatedJob job = CoordinatedJob.start(kafka, repository, stateRoot, "recovery-" + name, options.speed,
+                options.fetchMs, settle);
+                KafkaTraffic traffic = job.traffic()) {
             List<KafkaTarget> models = new ArrayList<>();
             for (String model : options.models()) {
                 models.add(traffic.stream((id, seq) -> images.request(id, seq, model, PARAMETERS)));
             }
-            warmUp(traffic, models);
-            if (withCoordinator) {
-                Configuration c = new Configuration();
-                c.set(CoordinatorOptions.REST_URL, rest);
-                c.set(CoordinatorOptions.JOB_ID, job.getJobID().toString());
-                c.set(CoordinatorOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-                c.set(CoordinatorOptions.CONTROL_TOPIC, control);
-                c.set(CoordinatorOptions.INTERVAL, Duration.ofMillis(options.cycleMs));
-                c.set(CoordinatorOptions.DEFAULT_SLO, Duration.ofMillis((long) options.sloMs));
-                c.set(CoordinatorOptions.TARGET_UTILIZATION, options.targetUtilization);
-                c.set(CoordinatorOptions.METRICS_SETTLE, Duration.ofMillis(settle));
-                try (StateStore store = RocksDbStateStore.open(stateDir);
-                        KafkaPlanRealizer realizer = new KafkaPlanRealizer(kafka.bootstrapServers(), control,
-                                Duration.ofSeconds(20))) {
-                    Coordinator coordinator = new Coordinator(c, collector, realizer, store, new CoordinatorMetrics(),
-                            Clock.systemUTC());
-                    measure(run, traffic, models, coordinator, collector);
-                }
-            } else {
-                measure(run, traffic, models, null, collector);
-            }
-        } finally {
-            job.cancel().get(60, TimeUnit.SECONDS);
-            deleteRecursively(stateDir);
+            CoordinatedJob.warmUp(traffic, models);
+            Coordinator coordinator = withCoordinator ? job.coordinator(job.coordinatorConfig(options.cycleMs,
+                    options.sloMs, options.targetUtilization, settle)) : null;
+            measure(run, traffic, models, coordinator, job.collector);
         }
-        run.loadAverageEnd = loadAverage();
+        run.loadAverageEnd = CoordinatedJob.loadAverage();
         return run;
-    }
-
-    /** Until every model has 20 answers without error, so that measurement starts on loaded, warm models. */
-    private static void warmUp(KafkaTraffic traffic, List<KafkaTarget> models) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-        for (KafkaTarget model : models) {
-            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-            if (!model.awaitAnswers(traffic.newRun(), 20, true, Duration.ofMillis(50), left)) {
-                throw new IllegalStateException("the job did not answer within 180 s of warm-up");
-            }
-        }
     }
 
     /**
@@ -153,6 +97,7 @@ final class RecoveryRunner {
         long end = t0 + TimeUnit.SECONDS.toNanos(options.afterSeconds);
         long t0WallMillis = System.currentTimeMillis() + TimeUnit.NANOSECONDS.toMillis(t0 - System.nanoTime());
         run.t0Nanos = t0;
+        run.t0WallMillis = t0WallMillis;
 
         List<LoadDriver.Stream> streams = new ArrayList<>();
         for (int m = 0; m < models.size(); m++) {
@@ -179,30 +124,5 @@ final class RecoveryRunner {
         System.out.printf(Locale.ROOT, "%s: sent %s, answered %d (%d errors), unanswered %d, decision %.2f s%n",
                 run.name, Arrays.toString(new long[] {run.sent(0), run.sent(1)}), run.answered(), run.errors(),
                 run.unanswered(), run.decisionSeconds);
-    }
-
-    static double loadAverage() {
-        try {
-            return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
-        } catch (IOException | RuntimeException e) {
-            return Double.NaN;
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    static void deleteRecursively(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(p)) {
-            for (Path f : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(f);
-            }
-        }
     }
 }

@@ -2,9 +2,9 @@ package io.flinkgpu.bench.load;
 
 /**
  * The answers to one stream of a {@link LoadDriver#timed timed run}: for every request sent, its
- * intended send time and, if it was answered, when and with which error code (the first answer
- * counts; repeats, e.g. at-least-once duplicates, are ignored). Nothing is excluded or
- * aggregated: the benchmark that ran the streams analyses them (per window of intended send time,
+ * intended send time and, if it was answered, when, with which error code and by which model
+ * version (the first answer counts; repeats, e.g. at-least-once duplicates, are ignored).
+ * Nothing is excluded or aggregated: the benchmark that ran the streams analyses them (per window of intended send time,
  * per traffic class, ...). Closed when the run ends; answers arriving later are ignored.
  */
 public final class StreamAnswers implements Target.Completions {
@@ -15,6 +15,7 @@ public final class StreamAnswers implements Target.Completions {
     private final long[] received;
     private final boolean[] done;
     private final String[] errorCodes;
+    private final String[] versions;
     private int sent;
     private int answered;
     private int errors;
@@ -24,6 +25,7 @@ public final class StreamAnswers implements Target.Completions {
         intended = new long[capacity];
         received = new long[capacity];
         errorCodes = new String[capacity];
+        versions = new String[capacity];
         done = new boolean[capacity];
     }
 
@@ -50,6 +52,13 @@ public final class StreamAnswers implements Target.Completions {
         errorCodes[seq] = errorCode;
         answered++;
         errors += errorCode == null ? 0 : 1;
+    }
+
+    @Override
+    public synchronized void version(int seq, String version) {
+        if (!closed && seq >= 0 && seq < sent && !done[seq]) {
+            versions[seq] = version;
+        }
     }
 
     synchronized void close() {
@@ -88,6 +97,11 @@ public final class StreamAnswers implements Target.Completions {
     /** Answer time minus intended send time of an answered request. */
     public synchronized long latencyNanos(int seq) {
         return received[seq] - intended[seq];
+    }
+
+    /** The model version that answered request {@code seq}, null when unanswered or the target does not say. */
+    public synchronized String version(int seq) {
+        return done[seq] ? versions[seq] : null;
     }
 
     /** The error code of an answered request, null when it succeeded. */

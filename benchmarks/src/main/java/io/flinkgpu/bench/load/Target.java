@@ -28,5 +28,12 @@ public interface Target {
                 double inferenceMs) {
             complete(seq, receivedNanos, errorCode != null, batchSize, queueMs, inferenceMs);
         }
+
+        /**
+         * Request {@code seq}'s answer names {@code version} (the model version that answered it), from a
+         * target that knows it; reported right before the answer's {@code complete}. Completions that keep
+         * versions override this.
+         */
+        default void version(int seq, String version) {}
     }
 }

@@ -20,6 +20,11 @@ public final class ToolFiles {
         return "<!-- written by " + tool + "; do not edit -->\n\n";
     }
 
+    /** The working tree's revision as the rate sweeps record it ({@code git describe --always --dirty}), or "unknown". */
+    public static String revision() {
+        return Report.git("describe", "--always", "--dirty");
+    }
+
     /** Writes {@code doc} to {@code file} as indented JSON. */
     public static void writeJson(Path file, JsonNode doc) throws IOException {
         JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), doc);

@@ -88,6 +88,7 @@ final class KafkaResponses implements AutoCloseable {
                 }
                 try {
                     InferenceResponse r = decoder.decode(record);
+                    c.version(seq, r.modelVersion());
                     c.complete(seq, now, r.isError() ? r.error().code().name() : null, r.timings().batchSize(),
                             r.timings().queueMs(), r.timings().inferenceMs());
                 } catch (ProtocolException e) {

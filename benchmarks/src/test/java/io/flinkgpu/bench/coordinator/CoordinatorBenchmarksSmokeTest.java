@@ -1,0 +1,91 @@
+package io.flinkgpu.bench.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Tiny end-to-end runs of the gray-release and load-ramp benchmarks (embedded Kafka, the job on a
+ * local cluster, the coordinator, seconds of traffic): the tools complete and write well-formed
+ * results, reports, plots and their targets; never how fast anything is.
+ */
+class CoordinatorBenchmarksSmokeTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static Path summary(Path dir) throws Exception {
+        Path summary = dir.resolve("summary.json");
+        Files.writeString(summary, "{\"targets\": [{\"scenario\": \"other\", \"target\": \"kept\"}]}");
+        return summary;
+    }
+
+    private static List<String> targets(Path summary, String scenario) throws Exception {
+        List<String> names = new ArrayList<>();
+        JsonNode doc = JSON.readTree(summary.toFile());
+        for (JsonNode t : doc.path("targets")) {
+            if (t.path("scenario").asText().equals(scenario)) {
+                names.add(t.path("target").asText());
+            }
+        }
+        assertThat(doc.path("targets").findValuesAsText("target")).contains("kept");
+        return names;
+    }
+
+    @Test
+    void aBadVersionIsRolledBackAndTheReportWritten(@TempDir Path dir) throws Exception {
+        Path summary = summary(dir);
+        int exit = new CommandLine(new RolloutBenchmark()).execute("--cases=bad", "--seconds=6", "--min-dwell-s=1",
+                "--min-samples=5", "--out=" + dir, "--summary=" + summary);
+        assertThat(exit).isZero();
+        JsonNode result = JSON.readTree(dir.resolve("rollout.json").toFile());
+        assertThat(result.path("git").asText()).isNotEmpty();
+        JsonNode bad = result.path("cases").get(0);
+        assertThat(bad.path("final_state").asText()).isEqualTo("ROLLED_BACK");
+        assertThat(bad.path("time_to_rollback_s").asDouble()).isPositive();
+        assertThat(bad.path("decisions").findValuesAsText("action")).contains("ROLLOUT_START", "ROLLOUT_ROLLBACK");
+        // every error the client saw is B's, and A answered without error
+        assertThat(bad.path("bad_answers_by_to").asLong()).isPositive().isEqualTo(bad.path("client_errors").asLong());
+        assertThat(bad.path("versions").path("1").path("errors").asLong()).isZero();
+        assertThat(Files.readAllBytes(dir.resolve("rollout-share.png"))).startsWith(0x89, 'P', 'N', 'G');
+        assertThat(Files.readString(dir.resolve("rollout.md"))).contains("## Results", "ROLLOUT_ROLLBACK",
+                "rollout-share.png");
+        assertThat(targets(summary, RolloutReport.SCENARIO)).contains("rollout_bad_rolled_back", "rollout_bad_answers",
+                "rollout_requests_lost");
+    }
+
+    @Test
+    void aShortRampWritesPhasesWindowsReplicasAndTargets(@TempDir Path dir) throws Exception {
+        Path summary = summary(dir);
+        int exit = new CommandLine(new RampBenchmark()).execute("--configs=coordinator", "--lead-in-seconds=1",
+                "--phases=1,1,1,1,1", "--rate=20", "--cycle-ms=1000", "--out=" + dir, "--summary=" + summary);
+        assertThat(exit).isZero();
+        JsonNode result = JSON.readTree(dir.resolve("ramp.json").toFile());
+        JsonNode c = result.path("configs").get(0);
+        assertThat(c.path("phases")).hasSize(6);
+        assertThat(c.path("phases").get(5).path("phase").asText()).isEqualTo("overall");
+        // the phases' requests add up to the overall count; the lead-in's are sent too but not measured
+        long inPhases = 0;
+        for (int p = 0; p < 5; p++) {
+            inPhases += c.path("phases").get(p).path("sent").asLong();
+        }
+        assertThat(c.path("phases").get(5).path("sent").asLong()).isEqualTo(inPhases).isPositive()
+                .isLessThanOrEqualTo(c.path("sent").asLong());
+        assertThat(c.path("attainment").asDouble()).isBetween(0.0, 1.0);
+        assertThat(c.path("windows")).hasSize(5);
+        assertThat(c.path("cycles")).isNotEmpty();
+        assertThat(c.path("reversals").isInt()).isTrue();
+        for (String png : new String[] {"ramp-p99.png", "ramp-replicas.png"}) {
+            assertThat(Files.readAllBytes(dir.resolve(png))).startsWith(0x89, 'P', 'N', 'G');
+        }
+        assertThat(Files.readString(dir.resolve("ramp.md"))).contains("## Results", "attainment, 3x");
+        assertThat(targets(summary, RampReport.SCENARIO)).contains("ramp_attainment_every_phase", "ramp_reversals",
+                "ramp_requests_lost");
+    }
+}
