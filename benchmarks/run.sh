@@ -3,6 +3,8 @@
 # jars (gpu-operator-udf, flink-job), so that a `mvn install` elsewhere during a long run cannot
 # replace a jar under the running JVM. Usage, from the repository root:
 #   benchmarks/run.sh --mode=full --publish=docs/benchmarks
+# BENCH_JAVA_OPTS adds JVM options, e.g. a flight recording of the run:
+#   BENCH_JAVA_OPTS=-XX:StartFlightRecording=filename=bench.jfr,settings=profile benchmarks/run.sh ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q -pl benchmarks compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath >/dev/null
@@ -17,5 +19,6 @@ for e in "${entries[@]}"; do
   cp="$cp:$e"
 done
 cp -r benchmarks/target/classes "$snapshot/classes"
-exec java -Xms2g -Xmx4g -Xlog:gc:file=benchmarks/target/bench-gc.log -Djava.awt.headless=true \
+# shellcheck disable=SC2086 # BENCH_JAVA_OPTS is a list of options
+exec java ${BENCH_JAVA_OPTS:-} -Xms2g -Xmx4g -Xlog:gc:file=benchmarks/target/bench-gc.log -Djava.awt.headless=true \
   -cp "$snapshot/classes$cp" io.flinkgpu.bench.BenchmarkMain "$@"

@@ -104,6 +104,7 @@ public final class Targets {
                     out.add(t);
                 }
                 cpu(s, r, label, runId, out);
+                out.add(pipelineCpu(s, r, label, runId));
                 // 3. low load: p99 at 10% of capacity vs single-request service time
                 PointResult low = r.extra.get("at_10pct_of_capacity");
                 if (low != null && off != null && off.unloaded != null) {
@@ -328,6 +329,91 @@ public final class Targets {
                 r.goodput(), split.processUs(), split.jobUs(), split.part("broker"), split.part("load_generator"),
                 split.part("flink_runtime"), split.part("other_threads"), split.unattributedUs()));
         out.add(t);
+    }
+
+    /** cpu_outside_inference_vs_passthrough's goal. */
+    static final double PIPELINE_CPU_GOAL = 1.25;
+
+    /**
+     * The job's own CPU per request outside inference against the passthrough's at the same rate:
+     * the job's threads except the inference execution threads (which run ONNX Runtime) at the
+     * configuration's goodput point, over the passthrough's job threads at that offered rate
+     * (log-log interpolated between the passthrough's sweep points, whose grid is the same). Per
+     * request costs fall with the rate (polling and flushing are shared by more requests), so the
+     * two are compared at one rate, not each at its own goodput. The detail also gives ONNX
+     * Runtime's own CPU per request at the job's mean batch size by the raw ceiling, and what the
+     * inference threads spend beyond it.
+     */
+    static Map<String, Object> pipelineCpu(ScenarioResult s, ConfigResult r, String label, String runId) {
+        Map<String, Object> t = target(s, "cpu_outside_inference_vs_passthrough", label, runId);
+        t.put("description", "CPU-microseconds per request of the job's threads except the inference execution "
+                + "threads, at the goodput point / the passthrough's job threads at the same offered rate "
+                + "(interpolated between its sweep points)");
+        t.put("goal", "<= " + PIPELINE_CPU_GOAL);
+        PointResult g = r.sweep == null ? null : r.sweep.atGoodput();
+        CpuSplit split = g == null ? null : g.cpuPerRequest();
+        ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
+        double floorUs = floor == null || floor.sweep == null || g == null ? Double.NaN
+                : passthroughJobUsAt(floor.sweep.points(), g.offered());
+        if (split == null || Double.isNaN(floorUs)) {
+            t.put("measured", null);
+            t.put("pass", null);
+            t.put("status", "not measured");
+            t.put("detail", floor == null ? "no passthrough in this run (add --configs=...,passthrough)"
+                    : split == null ? "no CPU reading at the goodput point"
+                    : String.format("the passthrough's sweep does not span %.0f req/s", g.offered()));
+            return t;
+        }
+        double inference = split.part("job_inference_threads");
+        double outside = split.jobUs() - (Double.isNaN(inference) ? 0 : inference);
+        double ratio = outside / floorUs;
+        double batch = Double.isNaN(g.meanBatch()) ? 1 : g.meanBatch();
+        double ceilingAt = interpolate(s, batch);
+        double ortUs = ceilingAt > 0 ? 1e6 / ceilingAt : Double.NaN;
+        t.put("measured", ratio);
+        t.put("pass", ratio <= PIPELINE_CPU_GOAL);
+        t.put("rate", g.offered());
+        t.put("job_outside_inference_us", outside);
+        t.put("passthrough_job_us", floorUs);
+        t.put("inference_threads_us", inference);
+        t.put("onnx_runtime_us_by_ceiling", Double.isNaN(ortUs) ? null : ortUs);
+        t.put("detail", String.format("at %.0f req/s: job %.0f us outside the inference threads vs passthrough %.0f "
+                + "us; the inference threads %.0f us, raw ONNX Runtime at mean batch %.1f %.0f us", g.offered(),
+                outside, floorUs, inference, batch, ortUs));
+        return t;
+    }
+
+    /**
+     * The passthrough's job-thread CPU per request at {@code rate}: log-log interpolation between
+     * the nearest points below and above it (the point itself where one ran at that rate); NaN
+     * outside the points' range.
+     */
+    static double passthroughJobUsAt(List<PointResult> points, double rate) {
+        java.util.TreeMap<Double, List<Double>> byRate = new java.util.TreeMap<>();
+        for (PointResult p : points) {
+            if (p.cpuPerRequest() != null && p.cpuPerRequest().answers() > 0) {
+                byRate.computeIfAbsent(p.offered(), k -> new ArrayList<>()).add(p.cpuPerRequest().jobUs());
+            }
+        }
+        Map.Entry<Double, List<Double>> lo = byRate.floorEntry(rate);
+        Map.Entry<Double, List<Double>> hi = byRate.ceilingEntry(rate);
+        if (lo == null || hi == null) {
+            return Double.NaN;
+        }
+        double a = median(lo.getValue());
+        double b = median(hi.getValue());
+        if (lo.getKey().equals(hi.getKey())) {
+            return a;
+        }
+        double f = Math.log(rate / lo.getKey()) / Math.log(hi.getKey() / lo.getKey());
+        return Math.exp(Math.log(a) + f * (Math.log(b) - Math.log(a)));
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(null);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }
 
     private static Map<String, Object> target(ScenarioResult s, String name, String config, String runId) {

@@ -244,7 +244,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         commands.restore(restoredControl);
         restoredControl.clear();
         admission = new RequestAdmission(repository, settings.limits(),
-                config -> settings.batchingFor(config).maxBatchSize(), GpuInferenceOptions.MAX_BATCH_SIZE.key(),
+                settings.maxBatchSizeLookup(), GpuInferenceOptions.MAX_BATCH_SIZE.key(),
                 new TenantGate(settings.tenants()), ticker::nanos);
         batcher = new DynamicBatcher<>(
                 id -> {

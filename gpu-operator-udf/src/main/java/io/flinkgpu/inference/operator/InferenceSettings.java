@@ -109,4 +109,28 @@ public record InferenceSettings(
     public BatchingConfig batchingFor(ModelConfig model) {
         return model.dynamicBatching().resolve(Math.min(model.maxBatchSize(), batching.maxBatchSize()), batching);
     }
+
+    /**
+     * The operator's batch limit per model ({@code batchingFor(model).maxBatchSize()}) for request
+     * admission, which asks once per request: the last model's answer is kept (by identity: a
+     * reloaded config is a new object), so a stream of one model resolves its batching once rather
+     * than per request. Safe to call from several threads.
+     */
+    public java.util.function.ToIntFunction<ModelConfig> maxBatchSizeLookup() {
+        record Last(ModelConfig config, int max) {}
+        return new java.util.function.ToIntFunction<>() {
+            private volatile Last last;
+
+            @Override
+            public int applyAsInt(ModelConfig config) {
+                Last l = last;
+                if (l != null && l.config() == config) {
+                    return l.max();
+                }
+                int max = batchingFor(config).maxBatchSize();
+                last = new Last(config, max);
+                return max;
+            }
+        };
+    }
 }

@@ -1,7 +1,6 @@
 package io.flinkgpu.inference.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -55,19 +54,26 @@ public class BinaryCodec implements WireCodec {
         return frame(JsonCodec.write(g -> JsonCodec.writeResponse(g, response, true)), response.outputs());
     }
 
+    /** The frame, written once into an array of its exact size (tensor bytes are copied once). */
     private static byte[] frame(byte[] header, List<Tensor> tensors) {
-        int size = PREFIX + header.length;
+        long size = PREFIX + (long) header.length;
         for (Tensor t : tensors) {
             size += t.data().length;
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(size);
-        out.writeBytes(MAGIC);
-        out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(header.length).array());
-        out.writeBytes(header);
-        for (Tensor t : tensors) {
-            out.writeBytes(t.data());
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("a binary frame of " + size + " bytes exceeds the largest array");
         }
-        return out.toByteArray();
+        byte[] out = new byte[(int) size];
+        System.arraycopy(MAGIC, 0, out, 0, MAGIC.length);
+        ByteBuffer.wrap(out, MAGIC.length, 4).order(ByteOrder.LITTLE_ENDIAN).putInt(header.length);
+        System.arraycopy(header, 0, out, PREFIX, header.length);
+        int position = PREFIX + header.length;
+        for (Tensor t : tensors) {
+            byte[] data = t.data();
+            System.arraycopy(data, 0, out, position, data.length);
+            position += data.length;
+        }
+        return out;
     }
 
     private static final class Frame {
@@ -93,8 +99,7 @@ public class BinaryCodec implements WireCodec {
                 throw new ProtocolException(ErrorCode.MALFORMED_PAYLOAD,
                         "binary header length " + Integer.toUnsignedString(headerLength) + " exceeds the payload");
             }
-            byte[] headerBytes = Arrays.copyOfRange(payload, PREFIX, PREFIX + headerLength);
-            return new Frame(payload, JsonCodec.readTree(headerBytes), PREFIX + headerLength);
+            return new Frame(payload, JsonCodec.readTree(payload, PREFIX, headerLength), PREFIX + headerLength);
         }
 
         byte[] take(String tensorName, long size) throws ProtocolException {

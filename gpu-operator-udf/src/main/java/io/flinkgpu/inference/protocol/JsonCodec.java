@@ -59,18 +59,23 @@ public class JsonCodec implements WireCodec {
     // ---- reading ------------------------------------------------------------------------
 
     static JsonNode readTree(byte[] payload) throws ProtocolException {
-        if (payload == null || payload.length == 0) {
+        return readTree(payload, 0, payload == null ? 0 : payload.length);
+    }
+
+    /** The JSON object in {@code length} bytes of {@code payload} from {@code offset} (read in place, not copied). */
+    static JsonNode readTree(byte[] payload, int offset, int length) throws ProtocolException {
+        if (payload == null || length == 0) {
             throw new ProtocolException(ErrorCode.MALFORMED_PAYLOAD, "empty payload");
         }
         try {
             // Strict UTF-8 first: Jackson lets some malformed sequences (overlong forms,
             // surrogates) through into strings.
-            StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(payload));
+            StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(payload, offset, length));
         } catch (CharacterCodingException e) {
             throw new ProtocolException(ErrorCode.MALFORMED_PAYLOAD, "payload is not valid UTF-8");
         }
         try {
-            JsonNode root = MAPPER.readTree(payload);
+            JsonNode root = MAPPER.readTree(payload, offset, length);
             if (root == null || root.isMissingNode()) {
                 throw new ProtocolException(ErrorCode.MALFORMED_PAYLOAD, "empty payload");
             }

@@ -10,15 +10,26 @@ import java.util.Arrays;
  *
  * <p>Until two distinct batch sizes have been seen the model is conservative: it assumes no
  * batching benefit ({@code alpha = 0}, {@code beta = mean time per sample}).
+ *
+ * <p>The fit is lazy and, once the window holds more than {@link #EXACT_UP_TO} observations, is
+ * redone after every {@code observations / 8} new ones rather than after each: a refit costs
+ * {@code n(n-1)/2} slopes (2,016 for the default window) on the operator's mailbox thread, once per
+ * batch, and was its largest single cost. The estimate lags by at most an eighth of the window,
+ * which is well inside what Theil-Sen itself needs (about 29% of the window) to move to a new
+ * regime, such as a swap to another device.
  */
 public final class LatencyModel {
     public static final int DEFAULT_WINDOW = 64;
+    /** Up to this many observations the model refits after every new one. */
+    static final int EXACT_UP_TO = 16;
 
     private final int[] sizes;
     private final double[] nanos;
     private int count;
     private int next;
     private boolean fitted;
+    /** Observations recorded since the last fit. */
+    private int sinceFit;
     private double alpha;
     private double beta;
 
@@ -40,7 +51,10 @@ public final class LatencyModel {
         nanos[next] = elapsedNanos;
         next = (next + 1) % sizes.length;
         count = Math.min(count + 1, sizes.length);
-        fitted = false;
+        sinceFit++;
+        if (count <= EXACT_UP_TO || sinceFit >= count / 8) {
+            fitted = false;
+        }
     }
 
     public boolean hasData() {
@@ -72,6 +86,7 @@ public final class LatencyModel {
             return;
         }
         fitted = true;
+        sinceFit = 0;
         if (count == 0) {
             alpha = 0;
             beta = 0;

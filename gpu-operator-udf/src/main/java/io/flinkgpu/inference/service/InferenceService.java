@@ -124,7 +124,7 @@ public final class InferenceService {
         this.reloader = new ModelReloader(repository, cache)
                 .startPolling(settings.repositoryPollInterval(), "model-reload-shared-" + device.id());
         this.admission = new RequestAdmission(repository, settings.limits(),
-                config -> settings.batchingFor(config).maxBatchSize(), "max-batch-size",
+                settings.maxBatchSizeLookup(), "max-batch-size",
                 new TenantGate(settings.tenants()), ticker::nanos);
         this.batcher = new DynamicBatcher<>(id -> settings.batchingFor(repository.resolveConfig(id)),
                 id -> repository.resolveConfig(id).scheduling(), admission::tenantWeight, ticker);

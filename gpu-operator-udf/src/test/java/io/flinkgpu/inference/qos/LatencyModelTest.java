@@ -84,4 +84,43 @@ class LatencyModelTest {
             assertThat(v).as("input untouched").isEqualTo(before);
         }
     }
+
+    @Test
+    void aFullWindowRefitsAfterAnEighthOfItIsNewNotAfterEveryBatch() {
+        LatencyModel model = new LatencyModel(64);
+        for (int i = 0; i < 64; i++) {
+            model.record(1 + i % 8, 1_000_000L * (1 + i % 8));
+        }
+        assertThat(model.betaNanos()).isCloseTo(1_000_000, Percentage.withPercentage(1));
+        // 7 batches twice as slow: under an eighth of the window, the fit stands
+        for (int i = 0; i < 7; i++) {
+            model.record(1 + i % 8, 2_000_000L * (1 + i % 8));
+        }
+        assertThat(model.betaNanos()).isCloseTo(1_000_000, Percentage.withPercentage(1));
+        // the 8th triggers a refit over the window as it is now
+        model.record(8, 16_000_000L);
+        double refit = model.betaNanos();
+        LatencyModel exact = new LatencyModel(64);
+        for (int i = 0; i < 56; i++) {
+            exact.record(1 + (i + 8) % 8, 1_000_000L * (1 + (i + 8) % 8));
+        }
+        for (int i = 0; i < 8; i++) {
+            exact.record(1 + i % 8, 2_000_000L * (1 + i % 8));
+        }
+        assertThat(refit).isEqualTo(exact.betaNanos());
+        // and a regime change is followed within the window
+        for (int i = 0; i < 64; i++) {
+            model.record(1 + i % 8, 2_000_000L * (1 + i % 8));
+        }
+        assertThat(model.betaNanos()).isCloseTo(2_000_000, Percentage.withPercentage(1));
+    }
+
+    @Test
+    void aSmallWindowStillRefitsAfterEveryBatch() {
+        LatencyModel model = new LatencyModel();
+        model.record(1, 1_000_000);
+        assertThat(model.predictNanos(1)).isEqualTo(1_000_000);
+        model.record(2, 3_000_000);
+        assertThat(model.betaNanos()).isEqualTo(2_000_000);
+    }
 }

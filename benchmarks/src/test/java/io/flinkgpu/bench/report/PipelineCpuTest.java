@@ -1,0 +1,39 @@
+package io.flinkgpu.bench.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.flinkgpu.bench.load.CpuSplit;
+import io.flinkgpu.bench.load.PointResult;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PipelineCpuTest {
+    private static PointResult point(double rate, double jobUs, long answers) {
+        CpuSplit split = new CpuSplit(answers, 1, jobUs * 2, jobUs, Map.of("job_source", jobUs), 0, 1, 0, 0);
+        return new PointResult("open", rate, 1, answers, answers, 0, 0, 0, rate, 1, 1, 1, 1, 1, 1, 1, 50, 1, true,
+                true, List.of(), 1, 0, 0, List.of(), 1, 0, split);
+    }
+
+    @Test
+    void thePassthroughIsReadAtTheJobsRateNotAtItsOwnGoodput() {
+        List<PointResult> points = List.of(point(1000, 200, 1000), point(4000, 100, 4000), point(8000, 50, 8000));
+        // at a measured rate: that point
+        assertThat(Targets.passthroughJobUsAt(points, 4000)).isCloseTo(100, within(1e-9));
+        // between two: log-log, so halfway (in log rate) between 4000 and 8000 is the geometric mean
+        assertThat(Targets.passthroughJobUsAt(points, Math.sqrt(4000 * 8000.0)))
+                .isCloseTo(Math.sqrt(100 * 50.0), within(1e-9));
+        // outside the sweep: not measured
+        assertThat(Targets.passthroughJobUsAt(points, 500)).isNaN();
+        assertThat(Targets.passthroughJobUsAt(points, 16000)).isNaN();
+    }
+
+    @Test
+    void repeatedPointsAtOneRateCountByTheirMedianAndPointsWithoutAnswersAreIgnored() {
+        List<PointResult> points = List.of(point(2000, 100, 2000), point(2000, 140, 2000), point(2000, 900, 2000),
+                point(4000, 9999, 0), point(4000, 60, 4000));
+        assertThat(Targets.passthroughJobUsAt(points, 2000)).isCloseTo(140, within(1e-9));
+        assertThat(Targets.passthroughJobUsAt(points, 4000)).isCloseTo(60, within(1e-9));
+    }
+}
