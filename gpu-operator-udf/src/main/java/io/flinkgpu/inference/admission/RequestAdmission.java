@@ -22,8 +22,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.HashSet;
-import java.util.Set;
+import java.util.List;
 import java.util.function.LongSupplier;
 import java.util.function.ToIntFunction;
 
@@ -259,11 +258,14 @@ public final class RequestAdmission {
     public Validated check(InferenceRequest request) throws ProtocolException {
         ModelRepository.ResolvedModel resolved = repository.resolve(request.modelName(), request.modelVersion());
         ModelConfig config = resolved.config();
-        Set<String> seen = new HashSet<>();
+        List<Tensor> inputs = request.inputs();
         long batch = -1;
-        for (Tensor t : request.inputs()) {
-            if (!seen.add(t.name())) {
-                throw new ProtocolException(ErrorCode.INVALID_FIELD, "input '" + t.name() + "' appears twice");
+        for (int i = 0; i < inputs.size(); i++) {
+            Tensor t = inputs.get(i);
+            for (int j = 0; j < i; j++) { // models have a handful of inputs: no set per request
+                if (inputs.get(j).name().equals(t.name())) {
+                    throw new ProtocolException(ErrorCode.INVALID_FIELD, "input '" + t.name() + "' appears twice");
+                }
             }
             TensorSpec spec = config.input(t.name());
             if (spec == null) {
@@ -272,9 +274,11 @@ public final class RequestAdmission {
             }
             batch = checkTensor(t, spec, config, batch);
         }
-        for (TensorSpec spec : config.inputs()) {
-            if (!seen.contains(spec.name())) {
-                throw new ProtocolException(ErrorCode.MISSING_INPUT, "missing input " + spec);
+        if (inputs.size() != config.inputs().size()) { // every input is known and none repeats: same count, all there
+            for (TensorSpec spec : config.inputs()) {
+                if (request.input(spec.name()) == null) {
+                    throw new ProtocolException(ErrorCode.MISSING_INPUT, "missing input " + spec);
+                }
             }
         }
         int operatorMax = operatorMaxBatch.applyAsInt(config);
@@ -295,42 +299,41 @@ public final class RequestAdmission {
     }
 
     private long checkTensor(Tensor t, TensorSpec spec, ModelConfig config, long batch) throws ProtocolException {
-        String name = "input '" + t.name() + "'";
         if (t.datatype() != spec.datatype()) {
             throw new ProtocolException(ErrorCode.DATATYPE_MISMATCH,
-                    name + " is " + t.datatype() + " but the model expects " + spec.datatype());
+                    label(t) + " is " + t.datatype() + " but the model expects " + spec.datatype());
         }
         long[] shape = t.shape();
         long[] expected = spec.shape();
         if (shape.length != expected.length + 1) {
-            throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, name + " has shape " + Arrays.toString(shape)
+            throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, label(t) + " has shape " + Arrays.toString(shape)
                     + "; expected [batch, " + dims(expected) + "]");
         }
         for (int i = 0; i < expected.length; i++) {
             if (expected[i] >= 0 ? shape[i + 1] != expected[i] : shape[i + 1] < 1) {
-                throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, name + " has shape " + Arrays.toString(shape)
+                throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, label(t) + " has shape " + Arrays.toString(shape)
                         + "; expected [batch, " + dims(expected) + "]");
             }
         }
         if (shape[0] < 1) {
-            throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, name + " has an empty batch dimension");
+            throw new ProtocolException(ErrorCode.SHAPE_MISMATCH, label(t) + " has an empty batch dimension");
         }
         if (batch >= 0 && shape[0] != batch) {
             throw new ProtocolException(ErrorCode.SHAPE_MISMATCH,
                     "inputs disagree on the batch dimension (" + batch + " vs " + shape[0] + ")");
         }
         if (shape[0] > config.maxBatchSize()) {
-            throw new ProtocolException(ErrorCode.BATCH_TOO_LARGE, name + " carries " + shape[0]
+            throw new ProtocolException(ErrorCode.BATCH_TOO_LARGE, label(t) + " carries " + shape[0]
                     + " samples; the model's max_batch_size is " + config.maxBatchSize());
         }
         long elements = t.elementCount();
         if (elements < 0 || elements > limits.maxTensorElements()) {
-            throw new ProtocolException(ErrorCode.TENSOR_TOO_LARGE, name + " has " + (elements < 0 ? "over 2^63" : elements)
+            throw new ProtocolException(ErrorCode.TENSOR_TOO_LARGE, label(t) + " has " + (elements < 0 ? "over 2^63" : elements)
                     + " elements; the limit is " + limits.maxTensorElements() + " (inference.validation.max-tensor-elements)");
         }
         long present = t.dataElementCount();
         if (present != elements) {
-            throw new ProtocolException(ErrorCode.ELEMENT_COUNT_MISMATCH, name + " has shape " + Arrays.toString(shape)
+            throw new ProtocolException(ErrorCode.ELEMENT_COUNT_MISMATCH, label(t) + " has shape " + Arrays.toString(shape)
                     + " (" + elements + " elements) but " + (present < 0 ? "malformed" : String.valueOf(present))
                     + " data elements");
         }
@@ -339,15 +342,20 @@ public final class RequestAdmission {
                 try {
                     StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(e));
                 } catch (CharacterCodingException ex) {
-                    throw new ProtocolException(ErrorCode.INVALID_FIELD, name + " has an element that is not UTF-8");
+                    throw new ProtocolException(ErrorCode.INVALID_FIELD, label(t) + " has an element that is not UTF-8");
                 }
             }
         }
         if (!spec.allowNan() && t.datatype().isFloatingPoint() && hasNonFinite(t)) {
             throw new ProtocolException(ErrorCode.NAN_NOT_ALLOWED,
-                    name + " contains NaN or infinity, which model '" + config.name() + "' does not accept");
+                    label(t) + " contains NaN or infinity, which model '" + config.name() + "' does not accept");
         }
         return shape[0];
+    }
+
+    /** How a message names a tensor: built only when a message is. */
+    private static String label(Tensor t) {
+        return "input '" + t.name() + "'";
     }
 
     private static boolean hasNonFinite(Tensor t) {
