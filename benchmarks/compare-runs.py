@@ -68,6 +68,7 @@ def main():
             lines.append(f"| {name} | {config} | {a:.0f} | {b:.0f} | " + ("-" if not a else f"{b / a:.2f}") + " |")
     if len(pairs) >= 3:
         lines += cpu_table(runs, pairs)
+    lines += job_cpu_table(runs, pairs)
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -113,6 +114,54 @@ def cpu_table(runs, pairs):
             if ratios:
                 lines.append(f"| {name} | {config} | median over rates | | | | **{statistics.median(ratios):.2f}** |")
     return lines
+
+
+def job_points(run, scenario, config):
+    """offered rate -> [(job threads outside the inference threads, operator mailbox) CPU us per request]
+    of every open-loop sweep point with a per-thread CPU split (runs from before the split have none)."""
+    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
+    c = None if s is None else s["configs"].get(config)
+    out = {}
+    for p in (c or {}).get("sweep") or []:
+        split = p.get("cpuPerRequest")
+        if p.get("mode") != "open" or not split or not split.get("answers"):
+            continue
+        parts = split["partsUs"]
+        outside = split["jobUs"] - (parts.get("job_inference_threads") or 0)
+        out.setdefault(round(p["offered"]), []).append((outside, parts.get("job_operator_mailbox") or 0))
+    return out
+
+
+def job_cpu_table(runs, pairs):
+    """The job's own CPU per request (its threads except the inference execution threads) at each
+    offered rate both runs of a pair measured: what a change to the pipeline's code saves, without
+    the broker's and the load generator's share."""
+    rows = []
+    for a, b in pairs:
+        names = [s["name"] for s in runs[a][2]["scenarios"]]
+        for name in names:
+            configs = next(s for s in runs[a][2]["scenarios"] if s["name"] == name)["configs"].keys()
+            for config in configs:
+                first, second = job_points(runs[a][2], name, config), job_points(runs[b][2], name, config)
+                ratios = []
+                for rate in sorted(set(first) & set(second)):
+                    fa = statistics.median(v[0] for v in first[rate])
+                    fb = statistics.median(v[0] for v in second[rate])
+                    ma = statistics.median(v[1] for v in first[rate])
+                    mb = statistics.median(v[1] for v in second[rate])
+                    ratios.append(fb / fa)
+                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {fa:.0f} | {fb:.0f} | "
+                                f"{fb / fa:.2f} | {ma:.0f} | {mb:.0f} |")
+                if ratios:
+                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | median over rates | | | "
+                                f"**{statistics.median(ratios):.2f}** | | |")
+    if not rows:
+        return []
+    return ["", "The job's own CPU per answered request (microseconds: the job's threads except the inference "
+            "execution threads, i.e. source, mailbox, sinks, flushers and timers), median over the points at each "
+            "offered rate both runs of a pair measured, and the operator's mailbox thread alone:", "",
+            "| pair | scenario | configuration | offered rate (req/s) | job outside inference, first | second | "
+            "second / first | mailbox, first | mailbox, second |", "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
 
 
 if __name__ == "__main__":
