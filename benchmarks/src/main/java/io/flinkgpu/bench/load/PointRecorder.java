@@ -34,8 +34,21 @@ public final class PointRecorder implements Target.Completions {
     private double queueMsSum;
     private double inferenceMsSum;
     private long timingsCount;
+    private final RequestClasses classes;
+    private final Histogram[] classLatencyUs;
 
     public PointRecorder(int capacity, long measureStartNanos, long windowNanos, int maxWindows, double sloMs) {
+        this(capacity, measureStartNanos, windowNanos, maxWindows, sloMs, RequestClasses.NONE);
+    }
+
+    /** As above, also keeping the latencies of each of {@code classes} apart. */
+    public PointRecorder(int capacity, long measureStartNanos, long windowNanos, int maxWindows, double sloMs,
+            RequestClasses classes) {
+        this.classes = classes;
+        this.classLatencyUs = new Histogram[classes.names().size()];
+        for (int i = 0; i < classLatencyUs.length; i++) {
+            classLatencyUs[i] = new Histogram(HIGHEST_US, 3);
+        }
         this.intended = new AtomicLongArray(capacity);
         this.measureStartNanos = measureStartNanos;
         this.windowNanos = windowNanos;
@@ -92,6 +105,7 @@ public final class PointRecorder implements Target.Completions {
         }
         measuredAnswered++;
         latencyUs.recordValue(Math.min(HIGHEST_US, latency / 1000));
+        recordClass(seq, latency);
         if (error) {
             errors++;
         } else if (latency <= sloNanos) {
@@ -166,6 +180,7 @@ public final class PointRecorder implements Target.Completions {
             if (!done.get(i)) {
                 lost++;
                 latencyUs.recordValue(Math.min(HIGHEST_US, Math.max(0, finishedNanos - at) / 1000));
+                recordClass(i, Math.max(0, finishedNanos - at));
             }
         }
         double seconds = windows * windowNanos / 1e9;
@@ -184,6 +199,23 @@ public final class PointRecorder implements Target.Completions {
                 throughput, latencyUs, sloMs, attainment, isStable(windowCompletions, windows, stabilityTolerance),
                 ws, batchCount == 0 ? Double.NaN : (double) batchSamples / batchCount,
                 timingsCount == 0 ? Double.NaN : queueMsSum / timingsCount,
-                timingsCount == 0 ? Double.NaN : inferenceMsSum / timingsCount);
+                timingsCount == 0 ? Double.NaN : inferenceMsSum / timingsCount, classLatencies());
+    }
+
+    private void recordClass(int seq, long latencyNanos) {
+        int c = classes.of(seq);
+        if (c >= 0) {
+            classLatencyUs[c].recordValue(Math.min(HIGHEST_US, latencyNanos / 1000));
+        }
+    }
+
+    private List<PointResult.ClassLatency> classLatencies() {
+        List<PointResult.ClassLatency> out = new ArrayList<>();
+        for (int i = 0; i < classLatencyUs.length; i++) {
+            Histogram h = classLatencyUs[i];
+            out.add(new PointResult.ClassLatency(classes.names().get(i), h.getTotalCount(), PointResult.pct(h, 50),
+                    PointResult.pct(h, 99)));
+        }
+        return out;
     }
 }

@@ -17,12 +17,17 @@ import org.HdrHistogram.Histogram;
  * @param otherCores cores other processes used meanwhile
  * @param cpuPerRequest this JVM's CPU time per answered request, split by thread; null where
  *     per-thread CPU time is not available
+ * @param classes latencies per request class where the target has classes (the NLP scenario's
+ *     sequence-length buckets), else empty
  */
 public record PointResult(String mode, double offered, double seconds, long sent, long answered, long errors,
         long lost, long duplicates, double throughput, double p50, double p90, double p95, double p99, double p999,
         double max, double mean, double sloMs, double attainment, boolean pass, boolean stable,
         List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs, List<double[]> cdf,
-        double benchmarkCores, double otherCores, CpuSplit cpuPerRequest) {
+        double benchmarkCores, double otherCores, CpuSplit cpuPerRequest, List<ClassLatency> classes) {
+
+    /** The measured requests of one class: how many, their p50 and p99 (lost ones included, as overall). */
+    public record ClassLatency(String name, long requests, double p50, double p99) {}
 
     /** Other processes using more than this many cores during a point mark it as contended. */
     public static final double CONTENDED_OTHER_CORES = 0.25;
@@ -36,21 +41,21 @@ public record PointResult(String mode, double offered, double seconds, long sent
     public PointResult withCpu(double benchmark, double other) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
-                meanInferenceMs, cdf, benchmark, other, cpuPerRequest);
+                meanInferenceMs, cdf, benchmark, other, cpuPerRequest, classes);
     }
 
     /** This result with its CPU time per request. */
     public PointResult withCpuPerRequest(CpuSplit split) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
-                meanInferenceMs, cdf, benchmarkCores, otherCores, split);
+                meanInferenceMs, cdf, benchmarkCores, otherCores, split, classes);
     }
 
     /** This result with {@code batch} as its mean batch size (measured outside the answers, e.g. rows per batch). */
     public PointResult withMeanBatch(double batch) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, batch, meanQueueMs,
-                meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest);
+                meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest, classes);
     }
 
     /** Throughput and latency of one measurement window (by time of answer). */
@@ -62,7 +67,8 @@ public record PointResult(String mode, double offered, double seconds, long sent
 
     static PointResult of(String mode, double offered, double seconds, long sent, long answered, long errors,
             long lost, long duplicates, double throughput, Histogram h, double sloMs, double attainment,
-            boolean stable, List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs) {
+            boolean stable, List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs,
+            List<ClassLatency> classes) {
         boolean any = h.getTotalCount() > 0;
         double p99 = any ? h.getValueAtPercentile(99) / 1000.0 : Double.NaN;
         boolean pass = any && p99 <= sloMs && attainment >= MIN_ATTAINMENT
@@ -70,10 +76,20 @@ public record PointResult(String mode, double offered, double seconds, long sent
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput,
                 pct(h, 50), pct(h, 90), pct(h, 95), p99, pct(h, 99.9), any ? h.getMaxValue() / 1000.0 : Double.NaN,
                 any ? h.getMean() / 1000.0 : Double.NaN, sloMs, attainment, pass, stable, windows, meanBatch,
-                meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN, null);
+                meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN, null, List.copyOf(classes));
     }
 
-    private static double pct(Histogram h, double p) {
+    /** The class named {@code name}, or null. */
+    public ClassLatency classNamed(String name) {
+        for (ClassLatency c : classes == null ? List.<ClassLatency>of() : classes) {
+            if (c.name().equals(name)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    static double pct(Histogram h, double p) {
         return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(p) / 1000.0;
     }
 

@@ -11,6 +11,11 @@ public interface Target {
     /** Sends request {@code seq} of the current run; may block (e.g. a full producer buffer). */
     void send(int seq) throws Exception;
 
+    /** The classes of the requests it sends, whose latencies are reported apart too (default: none). */
+    default RequestClasses requestClasses() {
+        return RequestClasses.NONE;
+    }
+
     /** Where a target reports answers. Implementations are thread-safe. */
     interface Completions {
         /**

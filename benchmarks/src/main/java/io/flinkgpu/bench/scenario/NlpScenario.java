@@ -277,6 +277,21 @@ public final class NlpScenario implements Scenario {
         return List.of(samples[sample]);
     }
 
+    /** The sequence-length buckets: a request's service time depends on its bucket. */
+    @Override
+    public List<String> sampleClasses() {
+        List<String> names = new ArrayList<>();
+        for (int b : BUCKETS) {
+            names.add(b + " tokens");
+        }
+        return names;
+    }
+
+    @Override
+    public int sampleClass(int sample) {
+        return bucketIndex((int) samples[sample][0].shape()[1]);
+    }
+
     /** The unpadded token count of a sample. */
     public int tokens(int sample) {
         long[] mask = samples[sample][1].asLongs();

@@ -36,6 +36,26 @@ public interface Scenario {
     /** The inputs of one sample, each with batch dimension 1. */
     List<Tensor> inputs(int sample);
 
+    /**
+     * Classes of samples whose latencies are reported apart (e.g. sequence-length buckets, whose
+     * service times differ several-fold); empty for none.
+     */
+    default List<String> sampleClasses() {
+        return List.of();
+    }
+
+    /** The class (index into {@link #sampleClasses}) of a sample, or -1. */
+    default int sampleClass(int sample) {
+        return -1;
+    }
+
+    /** The classes of request {@code seq} of a run ({@link #request(String, long)}'s sample). */
+    default io.flinkgpu.bench.load.RequestClasses requestClasses() {
+        List<String> names = sampleClasses();
+        return names.isEmpty() ? io.flinkgpu.bench.load.RequestClasses.NONE
+                : new io.flinkgpu.bench.load.RequestClasses(names, seq -> sampleClass(seq % samples()));
+    }
+
     /** Facts for the result file (model size, data source, ...). */
     Map<String, Object> facts();
 

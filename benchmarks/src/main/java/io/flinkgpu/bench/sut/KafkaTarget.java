@@ -41,6 +41,7 @@ public final class KafkaTarget implements Target, AutoCloseable {
     private final Requests requests;
     private final RecordCodec codec;
     private final byte[] echoPayload;
+    private final io.flinkgpu.bench.load.RequestClasses classes;
     private volatile int run = Integer.MIN_VALUE;
     private volatile String prefix = "";
 
@@ -54,17 +55,20 @@ public final class KafkaTarget implements Target, AutoCloseable {
             RecordCodec codec, boolean echo) {
         this(fastProducer(bootstrap), requestsTopic,
                 new KafkaResponses(bootstrap, responsesTopic, codec::answer, echo), true, scenario::request,
-                codec, echo ? codec.requestValue(scenario.request("echo", 0)) : null);
+                codec, echo ? codec.requestValue(scenario.request("echo", 0)) : null,
+                echo ? io.flinkgpu.bench.load.RequestClasses.NONE : scenario.requestClasses());
     }
 
     /** A stream on {@code responses}, which it does not close; it closes {@code producer}. */
     KafkaTarget(KafkaProducer<byte[], byte[]> producer, String requestsTopic, KafkaResponses responses,
             Requests requests, RecordCodec codec) {
-        this(producer, requestsTopic, responses, false, requests, codec, null);
+        this(producer, requestsTopic, responses, false, requests, codec, null, io.flinkgpu.bench.load.RequestClasses.NONE);
     }
 
     private KafkaTarget(KafkaProducer<byte[], byte[]> producer, String requestsTopic, KafkaResponses responses,
-            boolean ownsResponses, Requests requests, RecordCodec codec, byte[] echoPayload) {
+            boolean ownsResponses, Requests requests, RecordCodec codec, byte[] echoPayload,
+            io.flinkgpu.bench.load.RequestClasses classes) {
+        this.classes = classes;
         this.producer = producer;
         this.requestsTopic = requestsTopic;
         this.responses = responses;
@@ -99,6 +103,11 @@ public final class KafkaTarget implements Target, AutoCloseable {
         String id = prefix + seq;
         byte[] payload = echoPayload != null ? echoPayload : codec.requestValue(requests.request(id, seq));
         producer.send(new ProducerRecord<>(requestsTopic, id.getBytes(StandardCharsets.UTF_8), payload));
+    }
+
+    @Override
+    public io.flinkgpu.bench.load.RequestClasses requestClasses() {
+        return classes;
     }
 
     /** Sends single requests until one is answered (the job is up and the model loaded). */

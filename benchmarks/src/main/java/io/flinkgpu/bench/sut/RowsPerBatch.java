@@ -86,6 +86,11 @@ public final class RowsPerBatch implements Target, AutoCloseable {
     }
 
     @Override
+    public io.flinkgpu.bench.load.RequestClasses requestClasses() {
+        return target.requestClasses();
+    }
+
+    @Override
     public void close() {
         if (runtime != null) {
             runtime.release();

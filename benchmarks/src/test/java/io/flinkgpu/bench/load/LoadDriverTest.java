@@ -247,4 +247,41 @@ class LoadDriverTest {
         assertThat(PointRecorder.isStable(new long[] {100, 100, 140, 98}, 4, 0.1)).isFalse();
         assertThat(PointRecorder.isStable(new long[] {100, 100}, 2, 0.1)).isFalse();
     }
+
+    @Test
+    void latenciesAreAlsoKeptPerRequestClassLostOnesIncluded() {
+        long start = 1_000_000_000L;
+        // even requests are class 0 ("short"), odd ones class 1 ("long")
+        RequestClasses classes = new RequestClasses(java.util.List.of("short", "long"), seq -> seq % 2);
+        PointRecorder r = new PointRecorder(100, start, 1_000_000_000L, 3, 1000, classes);
+        for (int i = 0; i < 40; i++) {
+            r.sending(i, start);
+        }
+        for (int i = 0; i < 38; i++) { // 38 and 39 are never answered
+            long latency = i % 2 == 0 ? 2_000_000L : 20_000_000L; // 2 ms short, 20 ms long
+            r.complete(i, start + latency, false, 1, 0, 0);
+        }
+        PointResult p = r.finish("open", 40, 3, start + 50_000_000L, 1000, 0.1);
+        assertThat(p.classes()).extracting(PointResult.ClassLatency::name).containsExactly("short", "long");
+        PointResult.ClassLatency shortOnes = p.classNamed("short");
+        PointResult.ClassLatency longOnes = p.classNamed("long");
+        assertThat(shortOnes.requests()).isEqualTo(20);
+        assertThat(longOnes.requests()).isEqualTo(20);
+        assertThat(shortOnes.p50()).isCloseTo(2.0, org.assertj.core.api.Assertions.within(0.01));
+        assertThat(longOnes.p50()).isCloseTo(20.0, org.assertj.core.api.Assertions.within(0.05));
+        // the lost request of each class counts with the latency it had reached (50 ms): it is each p99
+        assertThat(shortOnes.p99()).isCloseTo(50.0, org.assertj.core.api.Assertions.within(0.1));
+        assertThat(longOnes.p99()).isCloseTo(50.0, org.assertj.core.api.Assertions.within(0.1));
+        // the overall histogram is the mix
+        assertThat(p.p50()).isBetween(2.0, 20.1);
+    }
+
+    @Test
+    void aRecorderWithoutClassesReportsNone() {
+        PointRecorder r = new PointRecorder(10, 0, 1000, 3, 10);
+        r.sending(0, 1);
+        r.complete(0, 2, false, 1, 0, 0);
+        assertThat(r.finish("open", 1, 3, 10, 10, 0.1).classes()).isEmpty();
+        assertThat(new RequestClasses(java.util.List.of("a"), seq -> 5).of(0)).isEqualTo(-1); // out of range
+    }
 }

@@ -13,7 +13,7 @@ class PipelineCpuTest {
     private static PointResult point(double rate, double jobUs, long answers) {
         CpuSplit split = new CpuSplit(answers, 1, jobUs * 2, jobUs, Map.of("job_source", jobUs), 0, 1, 0, 0);
         return new PointResult("open", rate, 1, answers, answers, 0, 0, 0, rate, 1, 1, 1, 1, 1, 1, 1, 50, 1, true,
-                true, List.of(), 1, 0, 0, List.of(), 1, 0, split);
+                true, List.of(), 1, 0, 0, List.of(), 1, 0, split, List.of());
     }
 
     @Test
@@ -35,5 +35,27 @@ class PipelineCpuTest {
                 point(4000, 9999, 0), point(4000, 60, 4000));
         assertThat(Targets.passthroughJobUsAt(points, 2000)).isCloseTo(140, within(1e-9));
         assertThat(Targets.passthroughJobUsAt(points, 4000)).isCloseTo(60, within(1e-9));
+    }
+
+    private static PointResult withClasses(List<PointResult.ClassLatency> classes) {
+        return new PointResult("open", 10, 1, 10, 10, 0, 0, 0, 10, 1, 1, 1, 1, 1, 1, 1, 50, 1, true, true, List.of(),
+                1, 0, 0, List.of(), 1, 0, null, classes);
+    }
+
+    @Test
+    void lowLoadLatencyIsJudgedPerClassAgainstThatClassesOwnServiceTime() {
+        // 16-token requests take 5 ms alone, 128-token ones 30 ms: over the mix a "service time" of
+        // ~7 ms would fail the long ones for being long and pass short ones that queued
+        PointResult unloaded = withClasses(List.of(new PointResult.ClassLatency("16 tokens", 900, 5, 8),
+                new PointResult.ClassLatency("128 tokens", 100, 30, 40)));
+        PointResult low = withClasses(List.of(new PointResult.ClassLatency("16 tokens", 90, 6, 9),
+                new PointResult.ClassLatency("128 tokens", 10, 33, 42),
+                new PointResult.ClassLatency("64 tokens", 0, Double.NaN, Double.NaN)));
+        List<String> parts = new java.util.ArrayList<>();
+        List<Map<String, Object>> ratios = Targets.classRatios(low, unloaded, parts);
+        assertThat(ratios).extracting(e -> e.get("class")).containsExactly("16 tokens", "128 tokens");
+        assertThat((Double) ratios.get(0).get("ratio")).isCloseTo(9 / 5.0, within(1e-9));
+        assertThat((Double) ratios.get(1).get("ratio")).isCloseTo(42 / 30.0, within(1e-9));
+        assertThat(parts).hasSize(3).anyMatch(p -> p.equals("64 tokens: not measured"));
     }
 }

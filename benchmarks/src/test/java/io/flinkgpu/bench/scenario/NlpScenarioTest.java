@@ -136,6 +136,21 @@ class NlpScenarioTest {
     }
 
     @Test
+    void everyRequestsClassIsItsSequenceBucket() {
+        assertThat(scenario.sampleClasses()).hasSize(NlpScenario.BUCKETS.length);
+        var classes = scenario.requestClasses();
+        int[] seen = new int[NlpScenario.BUCKETS.length];
+        for (int seq = 0; seq < scenario.samples() * 2; seq += 7) {
+            int c = classes.of(seq);
+            long padded = scenario.request("x", seq).inputs().get(0).shape()[1];
+            assertThat(NlpScenario.BUCKETS[c]).as("request %d", seq).isEqualTo((int) padded);
+            assertThat(scenario.sampleClasses().get(c)).isEqualTo(padded + " tokens");
+            seen[c]++;
+        }
+        assertThat(java.util.Arrays.stream(seen).min().getAsInt()).as("the corpus fills every bucket").isPositive();
+    }
+
+    @Test
     void sentencesAreSplitFromParagraphs(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a"), "First sentence is here. Second one\nwraps a line!\n\nToo short.\n"
                 + "Third: a new paragraph; and a clause.");
