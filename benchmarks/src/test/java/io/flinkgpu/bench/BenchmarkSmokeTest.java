@@ -214,6 +214,18 @@ class BenchmarkSmokeTest {
         JsonNode batching = only.path("configs").path("job-batching-default");
         assertThat(batching.path("failure").isNull()).as("%s", batching.path("failure")).isTrue();
         assertThat(batching.path("sweep").get(0).path("p99").isNumber()).isTrue();
+        JsonNode classes = batching.path("sweep").get(0).path("classes");
+        if (scenario.startsWith("nlp")) {
+            // every measured request is in exactly one sequence-length bucket
+            assertThat(classes).hasSize(4);
+            long inClasses = 0;
+            for (JsonNode c : classes) {
+                inClasses += c.path("requests").asLong();
+            }
+            assertThat(inClasses).isEqualTo(batching.path("sweep").get(0).path("sent").asLong());
+        } else {
+            assertThat(classes).isEmpty();
+        }
     }
 
     private static boolean pythonHasTorch() throws InterruptedException {
