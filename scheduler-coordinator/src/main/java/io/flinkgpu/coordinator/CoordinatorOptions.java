@@ -231,10 +231,23 @@ public final class CoordinatorOptions {
     public static final ConfigOption<Double> BUSY_HIGH = ConfigOptions.key("coordinator.parallelism.busy-threshold")
             .doubleType()
             .defaultValue(0.8)
-            .withDescription("A device's subtasks busier than this (Flink's busyTimeMsPerSecond / 1000) while the "
-                    + "device itself is under the target utilisation get one more slot per device (with device weights: "
-                    + "the next level that gives them one); all below it by the hysteresis once a level is removed give "
-                    + "one back.");
+            .withDescription("A device's subtasks busier than this (Flink's busyTimeMsPerSecond / 1000), or that the "
+                    + "forecast rate would make so, while the device itself is under the target utilisation get more "
+                    + "slots: as many as their measured rate over their busy time says the demand needs at "
+                    + "'coordinator.parallelism.target-busy' (one more per device where no rate is measured; with "
+                    + "device weights: the level that gives them those). Slots are given back, straight down to the "
+                    + "lowest level that still carries the demand, only where every device's busiest subtask would "
+                    + "stay below this less the hysteresis ('coordinator.plan.hysteresis').");
+
+    public static final ConfigOption<Double> TARGET_BUSY = ConfigOptions.key("coordinator.parallelism.target-busy")
+            .doubleType()
+            .noDefaultValue()
+            .withDescription("The busy time (0..1) a device's inference subtasks are sized for when slots are added: "
+                    + "required slots = ceil(demand rate / (true rate per slot x this)), the true rate per slot being "
+                    + "the measured requests per second over the subtasks' busy time. Must lie between "
+                    + "'coordinator.parallelism.busy-threshold' x (1 - 'coordinator.plan.hysteresis') and the "
+                    + "threshold, so that a sized level is neither given back nor grown again while the demand holds. "
+                    + "Unset: the middle of that band, busy-threshold x (1 - hysteresis / 2) (0.74 at the defaults).");
 
     public static final ConfigOption<Duration> MIN_RESCALE_INTERVAL = ConfigOptions.key("coordinator.parallelism.min-interval")
             .durationType()

@@ -64,7 +64,8 @@ public final class ParallelismStep {
                 config.get(CoordinatorOptions.DEVICE_COUNT), config.get(CoordinatorOptions.DEVICE_WEIGHTS),
                 config.get(CoordinatorOptions.BUSY_HIGH),
                 config.get(CoordinatorOptions.TARGET_UTILIZATION), config.get(CoordinatorOptions.HYSTERESIS),
-                config.get(CoordinatorOptions.MIN_RESCALE_INTERVAL)), rescaler, store);
+                config.get(CoordinatorOptions.MIN_RESCALE_INTERVAL),
+                config.getOptional(CoordinatorOptions.TARGET_BUSY).orElse(Double.NaN)), rescaler, store);
     }
 
     /**
@@ -119,7 +120,8 @@ public final class ParallelismStep {
 
     private static List<SlotLoad> slotLoads(Demand demand) {
         return demand.devices().values().stream()
-                .map(d -> new SlotLoad(d.deviceId(), d.utilization(), d.busyFraction(), d.subtasks()))
+                .map(d -> new SlotLoad(d.deviceId(), d.utilization(), d.busyFraction(), d.subtasks(),
+                        d.meanBusyFraction(), d.inputRatePerSecond(), d.forecastRatePerSecond()))
                 .toList();
     }
 }

@@ -93,4 +93,21 @@ class ParallelismStepTest {
                 operatorBound(), NOW + 60_000, false, decisions)).isTrue();
         assertThat(rescales).containsExactly(4, 4);
     }
+
+    @Test
+    void theMeasuredAndForecastRatesOfTheDevicesSizeTheStep() {
+        // sim:0 busy 0.90 at 100/s on its one slot (111.1/s per slot), 200/s forecast: ceil(200 / 82.2) = 3 slots
+        Demand demand = new Demand(NOW, 2, Map.of(), Map.of(
+                "sim:0", new DeviceLoad("sim:0", List.of(0), 8L << 30, 0, 0.3, 0.9, 0, 0.9, 100, Map.of("m", 100.0),
+                        200),
+                "sim:1", new DeviceLoad("sim:1", List.of(1), 8L << 30, 0, 0.3, 0.2, 0, 0.2, 20, Map.of("m", 20.0),
+                        Double.NaN)));
+        List<Integer> rescales = new ArrayList<>();
+        List<Decision> decisions = new ArrayList<>();
+        assertThat(new ParallelismStep(planner(), (job, vertex, p) -> rescales.add(p)).rescale(SNAPSHOT, demand, NOW,
+                false, decisions)).isTrue();
+        assertThat(rescales).as("3 slots on each of 2 devices, not one more").containsExactly(6);
+        assertThat(decisions).singleElement().satisfies(d -> assertThat(d.reason()).contains("parallelism 2 -> 6",
+                "demand 200.0/s (forecast)", "= 3 slot(s)"));
+    }
 }

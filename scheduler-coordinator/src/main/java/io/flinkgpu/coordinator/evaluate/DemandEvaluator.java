@@ -23,7 +23,9 @@ import java.util.TreeSet;
  *       {@code alpha + beta * b} fits in half the model's SLO;
  *   <li>device time: {@code rate / b * (alpha + beta * b)}, from the operator's fitted latency
  *       model; until it has fitted, the measured mean batch time divided by the mean batch size;
- *   <li>memory: the catalog's, else the default.
+ *   <li>memory: the catalog's, else the default;
+ *   <li>per device: the busiest and the mean busy time of its subtasks, and the requests per second
+ *       they took in (per model and in all), which the parallelism planner sizes slots by.
  * </ul>
  *
  * Without a previous snapshot, the last rate in the latency history stands in. Plain Java.
@@ -56,10 +58,13 @@ public final class DemandEvaluator {
     public Demand evaluate(MetricSnapshot previous, MetricSnapshot current, Map<String, ModelInfo> catalog,
             Map<String, List<LatencySample>> history) {
         double seconds = previous == null ? 0 : (current.atMillis() - previous.atMillis()) / 1000.0;
+        boolean ratesMeasured = previous != null && seconds > 0;
         Map<String, List<ModelSample>> byModel = new TreeMap<>();
         Map<String, Double> rates = new TreeMap<>();
         Map<String, Set<String>> servedOn = new TreeMap<>();
         Map<String, Map<String, Double>> tenantRates = new TreeMap<>();
+        // per subtask, per model: the requests per second it took in (what the parallelism planner sizes by)
+        Map<Integer, Map<String, Double>> subtaskRates = new TreeMap<>();
         for (SubtaskSample s : current.subtasks()) {
             SubtaskSample before = previous == null ? null : subtask(previous, s.subtask());
             for (ModelSample m : s.models()) {
@@ -78,6 +83,8 @@ public final class DemandEvaluator {
                     }
                     if (delta >= 0) {
                         rates.merge(m.model(), delta / seconds, Double::sum);
+                        subtaskRates.computeIfAbsent(s.subtask(), k -> new TreeMap<>())
+                                .merge(m.model(), delta / seconds, Double::sum);
                         if (delta > 0 && s.deviceId() != null) {
                             servedOn.computeIfAbsent(m.model(), k -> new TreeSet<>()).add(s.deviceId());
                         }
@@ -160,8 +167,15 @@ public final class DemandEvaluator {
                     .orElse(0) / 1000;
             double bp = subs.stream().mapToDouble(SubtaskSample::backPressuredMsPerSecond).filter(Double::isFinite)
                     .max().orElse(0) / 1000;
+            double meanBusy = subs.stream().mapToDouble(SubtaskSample::busyMsPerSecond).filter(Double::isFinite)
+                    .average().orElse(Double.NaN) / 1000;
+            Map<String, Double> modelRates = new TreeMap<>();
+            subs.forEach(s -> subtaskRates.getOrDefault(s.subtask(), Map.of())
+                    .forEach((model, r) -> modelRates.merge(model, r, Double::sum)));
+            double inputRate = ratesMeasured
+                    ? modelRates.values().stream().mapToDouble(Double::doubleValue).sum() : Double.NaN;
             devices.put(d, new DeviceLoad(d, ids, Double.isFinite(total) ? (long) total : -1, (long) used, util, busy,
-                    bp));
+                    bp, meanBusy, inputRate, modelRates, Double.NaN));
         });
         return new Demand(current.atMillis(), current.parallelism(), models, devices);
     }

@@ -14,7 +14,10 @@ import java.util.Map;
  *
  * <p>Significant means the predicted rise {@code trend * horizon} exceeds {@code significance}
  * times the smoothed absolute one-step error (the noise the model has seen). On a steady noisy load
- * the trend wanders around zero within that band and nothing changes. State lives in memory; a
+ * the trend wanders around zero within that band and nothing changes. A device that serves a raised
+ * model gets a forecast rate too ({@link DeviceLoad#forecastRatePerSecond}): its measured requests
+ * per second, each raised model's scaled by as much as the model's demand, which the parallelism
+ * planner sizes slots by. State lives in memory; a
  * restarted coordinator learns the trend again within a few cycles.
  */
 public final class DemandForecast {
@@ -60,6 +63,7 @@ public final class DemandForecast {
             return measured;
         }
         Map<String, ModelDemand> out = new LinkedHashMap<>();
+        Map<String, Double> raised = new HashMap<>();
         for (ModelDemand m : measured.models().values()) {
             double x = m.deviceSecondsPerSecond();
             Holt h = models.get(m.model());
@@ -71,6 +75,7 @@ public final class DemandForecast {
             double forecast = next.level + rise;
             if (h != null && next.trend > 0 && rise > significance * next.error && forecast > x) {
                 double scale = x > 0 ? forecast / x : 1;
+                raised.put(m.model(), scale);
                 out.put(m.model(), new ModelDemand(m.model(), m.version(), m.ratePerSecond() * scale, m.batchSize(),
                         forecast, m.memoryBytes(), m.alphaMicros(), m.betaMicros(), m.servedOn(),
                         m.reason() + String.format("; forecast %.3f device-s/s in %.0f s (trend %+.4f per s, noise %.3f)",
@@ -79,7 +84,30 @@ public final class DemandForecast {
                 out.put(m.model(), m);
             }
         }
-        return new Demand(measured.atMillis(), measured.parallelism(), out, measured.devices());
+        return new Demand(measured.atMillis(), measured.parallelism(), out, devices(measured.devices(), raised));
+    }
+
+    /**
+     * Each device whose requests include a raised model, with its forecast rate: its measured rate of
+     * every model, those raised scaled as the model's demand was. The others as they were (no forecast).
+     */
+    private static Map<String, DeviceLoad> devices(Map<String, DeviceLoad> measured, Map<String, Double> raised) {
+        if (raised.isEmpty()) {
+            return measured;
+        }
+        Map<String, DeviceLoad> out = new LinkedHashMap<>();
+        measured.forEach((id, d) -> {
+            boolean serves = d.modelRates().entrySet().stream()
+                    .anyMatch(e -> e.getValue() > 0 && raised.containsKey(e.getKey()));
+            if (!serves) {
+                out.put(id, d);
+                return;
+            }
+            double forecast = d.modelRates().entrySet().stream()
+                    .mapToDouble(e -> e.getValue() * raised.getOrDefault(e.getKey(), 1.0)).sum();
+            out.put(id, d.withForecast(forecast));
+        });
+        return out;
     }
 
     /** The state after observing {@code x} at {@code atMillis} (a new state; {@code h} is not changed). */

@@ -36,6 +36,26 @@ class DemandEvaluatorTest {
     }
 
     @Test
+    void eachDeviceCarriesTheRequestRateOfItsSubtasksAndTheirMeanBusyTime() throws Exception {
+        // 4 subtasks on 2 devices (i mod 2): sim:0 runs 0 and 2 (300 + 50 requests/s), sim:1 runs 1 and 3
+        FakeCluster cluster = new FakeCluster(4, 2).serve("m", 1000, 200, 300, 100, 50, 25).serve("n", 1000, 200,
+                10, 0, 0, 0);
+        MetricSnapshot a = cluster.collect();
+        Demand first = evaluator.evaluate(null, a, Map.of(), Map.of());
+        assertThat(first.devices().get("sim:0").inputRatePerSecond()).as("no earlier collection: not measured")
+                .isNaN();
+        cluster.advance(10_000);
+        Demand d = evaluator.evaluate(a, cluster.collect(), Map.of(), Map.of());
+        DeviceLoad sim0 = d.devices().get("sim:0");
+        assertThat(sim0.inputRatePerSecond()).isCloseTo(360, within(1e-6));
+        assertThat(sim0.modelRates()).containsOnlyKeys("m", "n");
+        assertThat(sim0.modelRates().get("m")).isCloseTo(350, within(1e-6));
+        assertThat(d.devices().get("sim:1").inputRatePerSecond()).isCloseTo(125, within(1e-6));
+        assertThat(sim0.meanBusyFraction()).isEqualTo(0.5);
+        assertThat(sim0.forecastRatePerSecond()).as("the evaluator measures; the forecast step forecasts").isNaN();
+    }
+
+    @Test
     void tenantRatesComeFromThePerTenantCountersOverAllSubtasks() throws Exception {
         FakeCluster cluster = new FakeCluster(2, 2).serve("m", 1000, 200, 300, 100)
                 .tenants("m", Map.of("shop", 0.75, "search", 0.25));

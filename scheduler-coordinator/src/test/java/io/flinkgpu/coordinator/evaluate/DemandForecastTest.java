@@ -59,4 +59,32 @@ class DemandForecastTest {
         }
         assertThat(f.trend("m")).isZero();
     }
+
+    @Test
+    void aDeviceServingARaisedModelGetsAForecastRateAndOthersNone() {
+        DemandForecast f = new DemandForecast(15, 0.5, 0.3, 3);
+        Demand last = null;
+        for (int i = 0; i < 20; i++) {
+            double m = 0.2 + 0.02 * i;
+            // sim:0 takes 3/4 of m and 5/s of a steady model s; sim:1 only s
+            Map<String, DeviceLoad> devices = Map.of(
+                    "sim:0", new DeviceLoad("sim:0", java.util.List.of(0), 1, 0, 0.3, 0.5, 0, 0.5,
+                            m * 750 + 5, Map.of("m", m * 750, "s", 5.0), Double.NaN),
+                    "sim:1", new DeviceLoad("sim:1", java.util.List.of(1), 1, 0, 0.3, 0.1, 0, 0.1, 5,
+                            Map.of("s", 5.0), Double.NaN));
+            last = f.apply(new Demand(i * 2000L, 2, Map.of(
+                    "m", new ModelDemand("m", "1", m * 1000, 8, m, 1L << 20, 100, 10, Set.of(), "measured"),
+                    "s", new ModelDemand("s", "1", 10, 8, 0.01, 1L << 20, 100, 10, Set.of(), "measured")),
+                    devices), true);
+        }
+        ModelDemand m = last.models().get("m");
+        double scale = m.deviceSecondsPerSecond() / (0.2 + 0.02 * 19);
+        assertThat(scale).as("m is raised").isGreaterThan(1.1);
+        DeviceLoad sim0 = last.devices().get("sim:0");
+        assertThat(sim0.forecastRatePerSecond()).as("its share of m scaled as m's demand, s as measured")
+                .isCloseTo((0.2 + 0.02 * 19) * 750 * scale + 5, org.assertj.core.data.Offset.offset(1e-6));
+        assertThat(sim0.inputRatePerSecond()).isCloseTo((0.2 + 0.02 * 19) * 750 + 5,
+                org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(last.devices().get("sim:1").forecastRatePerSecond()).as("serves no raised model").isNaN();
+    }
 }
