@@ -84,9 +84,11 @@ public final class SimulationMain implements Callable<Integer> {
                     + "planner-route-at-once (default: ${DEFAULT-VALUE})")
     boolean dedicatedRouteAtOnce;
 
-    @Option(names = "--forecast-horizon", defaultValue = "15",
-            description = "the planner's coordinator.forecast.horizon in seconds, as the coordinator's default; 0 turns "
-                    + "the forecast off (default: ${DEFAULT-VALUE})")
+    @Option(names = "--forecast-horizon", defaultValue = "0",
+            description = "the planner's coordinator.forecast.horizon in seconds (the coordinator's default is 15); 0, "
+                    + "the default here, turns the forecast off: on these traces, whose diurnal curve is compressed "
+                    + "to the run's horizon, it cost the dedicated planner its operating point (docs/SIMULATION.md) "
+                    + "(default: ${DEFAULT-VALUE})")
     double forecastHorizon;
 
     @Option(names = "--threads", defaultValue = "2", description = "runs in parallel (default: ${DEFAULT-VALUE})")

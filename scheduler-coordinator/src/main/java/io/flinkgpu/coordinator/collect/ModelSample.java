@@ -9,7 +9,9 @@ package io.flinkgpu.coordinator.collect;
  * {@code errors}: the cumulative answers with an error code (every {@code error.<code>.errors} of
  * the version summed; 0 where none was counted, NaN where not collected);
  * {@code inferenceLatencyUsP99}: the 99th percentile of the batch execution time over the
- * operator's window (the rollout engine compares versions by it).
+ * operator's window (the rollout engine compares versions by it);
+ * {@code batchCap}: the version's {@code batchCap} gauge (the most samples the batcher cuts into one
+ * batch now: the max batch size, or the AIMD cap; NaN where not reported).
  */
 public record ModelSample(
         String model,
@@ -26,12 +28,23 @@ public record ModelSample(
         java.util.Map<String, Double> tenantRequestsIn,
         double loaded,
         double errors,
-        double inferenceLatencyUsP99) {
+        double inferenceLatencyUsP99,
+        double batchCap) {
     public ModelSample {
         tenantRequestsIn = tenantRequestsIn == null ? java.util.Map.of() : java.util.Map.copyOf(tenantRequestsIn);
     }
 
-    /** Without error counts and latency percentile. */
+    /** Without the batch cap. */
+    public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
+            double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
+            double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn,
+            double loaded, double errors, double inferenceLatencyUsP99) {
+        this(model, version, requestsIn, responsesOut, batches, queuedSamples, batchSizeMean, inferenceLatencyUsMean,
+                queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, tenantRequestsIn, loaded, errors,
+                inferenceLatencyUsP99, Double.NaN);
+    }
+
+    /** Without error counts, latency percentile and batch cap. */
     public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
             double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
             double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn,

@@ -19,10 +19,23 @@ import java.util.TreeSet;
  * <ul>
  *   <li>rate: the growth of {@code requestsIn} between the snapshots (a counter that went down
  *       means a restart: the subtask is left out of that rate);
- *   <li>batch size: the measured mean, capped at the largest batch whose predicted run time
- *       {@code alpha + beta * b} fits in half the model's SLO;
- *   <li>device time: {@code rate / b * (alpha + beta * b)}, from the operator's fitted latency
- *       model; until it has fitted, the measured mean batch time divided by the mean batch size;
+ *   <li>batch size: where the operator reports its batch cap ({@code batchCap}), the batch one
+ *       instance holding the model's whole traffic would fill and run within half the model's SLO
+ *       (the largest b with {@code b / rate + alpha + beta * b} within it, {@code rate} the model's
+ *       total rate), at most the cap, at least the measured mean; without a reported cap the
+ *       measured mean. Either way capped at the largest batch whose predicted run time
+ *       {@code alpha + beta * b} fits in half the SLO. The measured mean
+ *       alone depends on the placement: a model spread over more replicas has fewer requests per
+ *       replica, the batcher's SLO-aware sizing cuts smaller batches there, and a price per request
+ *       at those batches would rise with every replica the planner adds for it (and call for more);
+ *       the batch at the total rate does not change with the number of replicas, and a model with
+ *       little traffic is still priced at its small batches;
+ *   <li>latency model: the operator's fits, weighted by batches; where some subtasks' fits have an
+ *       intercept, only those (a subtask that has cut a single batch size only reports no
+ *       intercept and its whole time per sample as the slope, which would price every request at
+ *       a batch of one); where none has, the latest fit with an intercept in the model's history;
+ *   <li>device time: {@code rate / b * (alpha + beta * b)}, from that latency model; until the
+ *       operator has fitted one, the measured mean batch time divided by the mean batch size;
  *   <li>memory: the catalog's, else the default;
  *   <li>per device: the busiest and the mean busy time of its subtasks, and the requests per second
  *       they took in (per model and in all), which the parallelism planner sizes slots by.
@@ -114,27 +127,54 @@ public final class DemandEvaluator {
                 rate = 0;
                 rateSource = "no traffic measured yet";
             }
-            double alpha = weightedMean(samples, ModelSample::latencyModelAlphaUs);
-            double beta = weightedMean(samples, ModelSample::latencyModelBetaUs);
-            double batch = Math.max(1, weightedMean(samples, ModelSample::batchSizeMean));
+            List<ModelSample> fitted = samples.stream().filter(DemandEvaluator::hasIntercept).toList();
+            List<ModelSample> fits = fitted.isEmpty() ? samples : fitted;
+            double alpha = weightedMean(fits, ModelSample::latencyModelAlphaUs);
+            double beta = weightedMean(fits, ModelSample::latencyModelBetaUs);
+            double measuredBatch = Math.max(1, weightedMean(samples, ModelSample::batchSizeMean));
+            double cap = samples.stream().mapToDouble(ModelSample::batchCap).filter(c -> Double.isFinite(c) && c >= 1)
+                    .max().orElse(Double.NaN);
+            String fitSource = "";
             if (samples.isEmpty() && !past.isEmpty()) {
                 LatencySample last = past.get(past.size() - 1);
                 alpha = last.alphaMicros();
                 beta = last.betaMicros();
-                batch = Math.max(1, last.meanBatchSize());
+                measuredBatch = Math.max(1, last.meanBatchSize());
+            }
+            if (!(alpha > 0)) {
+                for (int i = past.size() - 1; i >= 0; i--) {
+                    LatencySample p = past.get(i);
+                    if (p.alphaMicros() > 0 && p.betaMicros() > 0) {
+                        alpha = p.alphaMicros();
+                        beta = p.betaMicros();
+                        fitSource = ", fit from history";
+                        break;
+                    }
+                }
             }
             long slo = info != null && info.sloMillis() > 0 ? info.sloMillis() : defaultSloMillis;
+            double budgetUs = slo * 1000 / 2.0;
+            double batch = measuredBatch;
+            String batchSource = "measured";
+            if (Double.isFinite(cap)) {
+                // the batch one instance with the model's whole traffic fills and runs in half the SLO
+                double fill = Math.max(1, Math.floor(fillBatch(rate, alpha, beta, budgetUs)));
+                batch = Math.min(cap, Math.max(measuredBatch, fill));
+                batchSource = String.format(Locale.ROOT, "filled at the total rate, measured %.1f, cap %.0f",
+                        measuredBatch, cap);
+            }
             double perRequestUs;
             String how;
             if (alpha > 0 || beta > 0) {
-                double budgetUs = slo * 1000 / 2.0;
                 if (beta > 0) {
                     double sloBatch = Math.max(1, Math.floor((budgetUs - alpha) / beta));
                     batch = Math.min(batch, sloBatch);
                 }
                 perRequestUs = alpha / batch + beta;
-                how = String.format(Locale.ROOT, "latency model %.0f + %.1f b us at b = %.1f", alpha, beta, batch);
+                how = String.format(Locale.ROOT, "latency model %.0f + %.1f b us%s at b = %.1f (%s)", alpha, beta,
+                        fitSource, batch, batchSource);
             } else {
+                batch = measuredBatch; // the measured time is per measured batch
                 double batchUs = weightedMean(samples, ModelSample::inferenceLatencyUsMean);
                 perRequestUs = batchUs > 0 ? batchUs / batch : 0;
                 how = String.format(Locale.ROOT, "measured %.0f us per batch of %.1f", batchUs, batch);
@@ -187,6 +227,25 @@ public final class DemandEvaluator {
     private static ModelSample model(SubtaskSample s, String model, String version) {
         return s.models().stream().filter(m -> m.model().equals(model) && m.version().equals(version)).findFirst()
                 .orElse(null);
+    }
+
+    /**
+     * The largest batch b that one instance at {@code rate} requests/s fills and runs within
+     * {@code budgetUs}: b / rate + alpha + beta b <= budget (b / rate: the wait of its oldest request).
+     */
+    static double fillBatch(double rate, double alphaUs, double betaUs, double budgetUs) {
+        if (!(rate > 0)) {
+            return 0;
+        }
+        double a = Double.isFinite(alphaUs) && alphaUs > 0 ? alphaUs : 0;
+        double b = Double.isFinite(betaUs) && betaUs > 0 ? betaUs : 0;
+        return Math.max(0, (budgetUs - a) / (1e6 / rate + b));
+    }
+
+    /** Whether the operator's fit on this subtask has both an intercept and a slope. */
+    private static boolean hasIntercept(ModelSample m) {
+        return m.latencyModelAlphaUs() > 0 && m.latencyModelBetaUs() > 0 && Double.isFinite(m.batches())
+                && m.batches() > 0;
     }
 
     private static double nz(double d) {

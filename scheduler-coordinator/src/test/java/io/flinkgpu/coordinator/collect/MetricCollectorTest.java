@@ -79,6 +79,8 @@ class MetricCollectorTest {
                 // what the rollout engine compares versions by
                 assertThat(m.inferenceLatencyUsP99()).isGreaterThanOrEqualTo(m.inferenceLatencyUsMean());
                 assertThat(m.errors()).isZero();
+                // the batcher's cap, which the demand evaluator prices a busy model's requests at
+                assertThat(m.batchCap()).isGreaterThanOrEqualTo(1);
             }
             // counters grow between collections (Flink's REST serves its last fetch and fetches anew in
             // the background, so a value may be one fetch behind)
@@ -144,6 +146,7 @@ class MetricCollectorTest {
         values.put("GPU_inference.gpu_inference.model.my.model.version.3.requestsIn", 42.0);
         values.put("GPU_inference.gpu_inference.model.my.model.version.3.batchSize_mean", 4.0);
         values.put("GPU_inference.gpu_inference.model.my.model.version.3.loaded", 1.0);
+        values.put("GPU_inference.gpu_inference.model.my.model.version.3.batchCap", 32.0);
         values.put("GPU_inference.gpu_inference.queuedRequests", 7.0);
         values.put("busyTimeMsPerSecond", 250.0);
         SubtaskSample s = MetricCollector.subtask(1, values);
@@ -161,6 +164,7 @@ class MetricCollectorTest {
             assertThat(m.reportsLoaded()).isTrue();
             assertThat(m.errors()).isZero();
             assertThat(m.inferenceLatencyUsP99()).isNaN();
+            assertThat(m.batchCap()).isEqualTo(32.0);
         });
     }
 

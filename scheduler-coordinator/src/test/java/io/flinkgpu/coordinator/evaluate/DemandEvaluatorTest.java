@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.flinkgpu.coordinator.FakeCluster;
 import io.flinkgpu.coordinator.collect.MetricSnapshot;
+import io.flinkgpu.coordinator.collect.ModelSample;
+import io.flinkgpu.coordinator.collect.SubtaskSample;
 import io.flinkgpu.coordinator.state.LatencySample;
 import io.flinkgpu.coordinator.state.ModelInfo;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -102,5 +105,89 @@ class DemandEvaluatorTest {
         assertThat(d.models()).containsOnlyKeys("new");
         assertThat(d.models().get("new").deviceSecondsPerSecond()).isZero();
         assertThat(d.models().get("new").version()).isEqualTo("2");
+    }
+
+    // A BERT-large-like model: t(b) = 1600 + 1270 b us, SLO 50 ms (25 ms for a batch: b <= 18), batch cap 16.
+    private static final double ALPHA = 1600;
+    private static final double BETA = 1270;
+    private static final Map<String, ModelInfo> LATENCY_BOUND = Map.of("m", new ModelInfo("m", "1", 0, 50, true));
+
+    /**
+     * Two collections 10 s apart of {@code model} at {@code totalRate} requests/s spread evenly over
+     * {@code replicas} subtasks, each cutting batches of {@code meanBatch} on average and reporting the
+     * fit {@code alpha + beta b} (the first {@code unfitted} of them: no intercept, their whole time per
+     * request as the slope, as a subtask that cut one batch size only reports) and the batch cap.
+     */
+    private static MetricSnapshot[] spread(double totalRate, int replicas, double meanBatch, int unfitted, double cap) {
+        MetricSnapshot[] out = new MetricSnapshot[2];
+        for (int k = 0; k < 2; k++) {
+            List<SubtaskSample> subtasks = new ArrayList<>();
+            for (int i = 0; i < replicas; i++) {
+                double requests = k * 10 * totalRate / replicas;
+                boolean fit = i >= unfitted;
+                subtasks.add(new SubtaskSample(i, "sim:" + i, 0, 8.0 * FakeCluster.GIB, 0.8, 800, 0, 0,
+                        List.of(new ModelSample("m", "1", requests, requests, requests / meanBatch, 0, meanBatch,
+                                ALPHA + BETA * meanBatch, Double.NaN, fit ? ALPHA : 0, fit ? BETA : ALPHA + BETA,
+                                Map.of(), 1, 0, Double.NaN, cap))));
+            }
+            out[k] = new MetricSnapshot(1_000_000 + k * 10_000L, "job", "vertex", replicas, subtasks);
+        }
+        return out;
+    }
+
+    private ModelDemand price(MetricSnapshot[] s, Map<String, List<LatencySample>> history) {
+        return evaluator.evaluate(s[0], s[1], LATENCY_BOUND, history).models().get("m");
+    }
+
+    @Test
+    void thePriceOfADemandDoesNotRiseWhenItIsSpreadOverMoreReplicas() {
+        // 400 requests/s: one instance fills and runs a batch of 6 in half the SLO (6 / 400 s + t(6) <= 25 ms), so
+        // the price is at b = 6 whether 2 replicas cut batches of 4 or 8 replicas cut batches of 1.5
+        ModelDemand two = price(spread(400, 2, 4, 0, 16), Map.of());
+        ModelDemand eight = price(spread(400, 8, 1.5, 0, 16), Map.of());
+        double atSix = 400 * (ALPHA / 6 + BETA) / 1e6;
+        assertThat(two.batchSize()).isEqualTo(6);
+        assertThat(eight.batchSize()).isEqualTo(6);
+        assertThat(two.deviceSecondsPerSecond()).isCloseTo(atSix, within(1e-9));
+        assertThat(eight.deviceSecondsPerSecond()).isCloseTo(atSix, within(1e-9));
+        assertThat(eight.reason()).contains("filled at the total rate, measured 1.5, cap 16");
+        // the replicas that cut one batch size only (no intercept in their fit) do not set the price either
+        ModelDemand halfUnfitted = price(spread(400, 8, 1.5, 4, 16), Map.of());
+        assertThat(halfUnfitted.alphaMicros()).isCloseTo(ALPHA, within(1e-9));
+        assertThat(halfUnfitted.betaMicros()).isCloseTo(BETA, within(1e-9));
+        assertThat(halfUnfitted.deviceSecondsPerSecond()).isCloseTo(atSix, within(1e-9));
+        // where none has an intercept, the model's last fit with one in the history stands in
+        ModelDemand noneFitted = price(spread(400, 8, 1.5, 8, 16),
+                Map.of("m", List.of(new LatencySample(1, ALPHA, BETA, 400, 6), new LatencySample(2, 0, 2870, 400, 1))));
+        assertThat(noneFitted.alphaMicros()).isCloseTo(ALPHA, within(1e-9));
+        assertThat(noneFitted.deviceSecondsPerSecond()).isCloseTo(atSix, within(1e-9));
+        assertThat(noneFitted.reason()).contains("fit from history");
+        // without a reported cap the measured mean is the price's batch: the smaller replicas' batches cost more
+        ModelDemand twoNoCap = price(spread(400, 2, 4, 0, Double.NaN), Map.of());
+        ModelDemand eightNoCap = price(spread(400, 8, 1.5, 0, Double.NaN), Map.of());
+        assertThat(twoNoCap.batchSize()).isEqualTo(4);
+        assertThat(eightNoCap.deviceSecondsPerSecond()).isGreaterThan(twoNoCap.deviceSecondsPerSecond());
+    }
+
+    @Test
+    void aBusyModelIsPricedAtMostAtItsCapAndWhatTheSloAllows() {
+        // 100,000 requests/s would fill 18 (the most that runs in 25 ms): the cap of 16 bounds it, a cap of 64 does not
+        assertThat(price(spread(100_000, 8, 3, 0, 16), Map.of()).batchSize()).isEqualTo(16);
+        assertThat(price(spread(100_000, 8, 3, 0, 64), Map.of()).batchSize()).isEqualTo(18);
+        // a measured mean above the fill (a backlog drained in large batches) is kept
+        assertThat(price(spread(200, 1, 12, 0, 16), Map.of()).batchSize()).isEqualTo(12);
+        assertThat(DemandEvaluator.fillBatch(0, ALPHA, BETA, 25_000)).isZero();
+    }
+
+    @Test
+    void aModelWithLittleTrafficIsStillPricedAtItsSmallBatches() {
+        // 20 requests/s: not even two requests arrive in half the SLO, so a batch of one, on one replica or on four
+        for (int replicas : new int[] {1, 4}) {
+            ModelDemand m = price(spread(20, replicas, 1, 0, 16), Map.of());
+            assertThat(m.batchSize()).isEqualTo(1);
+            assertThat(m.deviceSecondsPerSecond()).isCloseTo(20 * (ALPHA + BETA) / 1e6, within(1e-9));
+        }
+        // 120 requests/s fill 2
+        assertThat(price(spread(120, 4, 1, 0, 16), Map.of()).batchSize()).isEqualTo(2);
     }
 }
