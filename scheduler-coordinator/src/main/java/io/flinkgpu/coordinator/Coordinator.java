@@ -153,6 +153,7 @@ public final class Coordinator {
         this.clock = clock;
         metrics.epoch(store.lastEpoch());
         metrics.paused(store.paused());
+        metrics.rollouts(rollouts);
     }
 
     private static DemandEvaluator demandEvaluator(ReadableConfig config) {
@@ -403,6 +404,11 @@ public final class Coordinator {
     /** The rollouts, their admin requests and their splits. */
     public RolloutEngine rollouts() {
         return rollouts;
+    }
+
+    /** The coordinator's clock now: what its cycles judge rollout steps by, so what the rollout API times them with. */
+    public long nowMillis() {
+        return clock.millis();
     }
 
     // ---- early ends ---------------------------------------------------------------------

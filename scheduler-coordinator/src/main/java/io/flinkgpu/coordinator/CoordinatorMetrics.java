@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The coordinator's own metrics in Prometheus' text format (served on {@code /metrics}): plans
  * published, moves, cycles and failures, the current epoch, the instances warming up before
- * their route, and the decision latency (collect to
- * realize) as a summary over the last 1,024 cycles.
+ * their route, each rollout's state, step and B's weight with the rollout decisions taken, and
+ * the decision latency (collect to realize) as a summary over the last 1,024 cycles.
  */
 public final class CoordinatorMetrics {
     private static final int WINDOW = 1024;
@@ -22,6 +22,7 @@ public final class CoordinatorMetrics {
     private volatile boolean paused;
     private volatile int routesWarming;
     private volatile int modelsAtZero;
+    private volatile io.flinkgpu.coordinator.rollout.RolloutEngine rollouts;
     private final double[] latencies = new double[WINDOW];
     private long latencyCount;
     private double latencySum;
@@ -81,6 +82,11 @@ public final class CoordinatorMetrics {
         return modelsAtZero;
     }
 
+    /** The rollouts whose state, step, B's weight and decisions {@code /metrics} shows; null: none. */
+    public void rollouts(io.flinkgpu.coordinator.rollout.RolloutEngine engine) {
+        rollouts = engine;
+    }
+
     public long plansPublished() {
         return plansPublished.get();
     }
@@ -110,6 +116,7 @@ public final class CoordinatorMetrics {
             shares.forEach((t, v) -> sb.append("coordinator_tenant_dominant_share{tenant=\"").append(label(t))
                     .append("\"} ").append(number(v)).append('\n'));
         }
+        rolloutMetrics(sb);
         double[] window;
         long count;
         double sum;
@@ -129,6 +136,55 @@ public final class CoordinatorMetrics {
         sb.append("coordinator_decision_latency_seconds_sum ").append(number(sum)).append('\n');
         sb.append("coordinator_decision_latency_seconds_count ").append(count).append('\n');
         return sb.toString();
+    }
+
+    /** Actions whose counter every model under rollout shows, 0 until taken. */
+    private static final java.util.List<String> ROLLOUT_ACTIONS = java.util.List.of("promote", "rollback", "done");
+
+    private void rolloutMetrics(StringBuilder sb) {
+        io.flinkgpu.coordinator.rollout.RolloutEngine engine = rollouts;
+        if (engine == null) {
+            return;
+        }
+        java.util.List<io.flinkgpu.coordinator.rollout.Rollout> all = new java.util.ArrayList<>(engine.all());
+        all.sort(java.util.Comparator.comparing(io.flinkgpu.coordinator.rollout.Rollout::model));
+        java.util.Map<String, java.util.Map<String, Long>> counts = engine.decisionCounts();
+        if (all.isEmpty() && counts.isEmpty()) {
+            return;
+        }
+        sb.append("# HELP coordinator_rollout_state A model's rollout (kept until removed): 1 for its state, 0 for "
+                + "the others (RUNNING, PAUSED, DONE, ROLLED_BACK, ABORTED).\n# TYPE coordinator_rollout_state gauge\n");
+        for (var r : all) {
+            for (var state : io.flinkgpu.coordinator.rollout.Rollout.State.values()) {
+                sb.append("coordinator_rollout_state{model=\"").append(label(r.model())).append("\",from=\"")
+                        .append(label(r.from())).append("\",to=\"").append(label(r.to())).append("\",state=\"")
+                        .append(state.name()).append("\"} ").append(r.state() == state ? 1 : 0).append('\n');
+            }
+        }
+        sb.append("# HELP coordinator_rollout_step A model's canary step index (0-based; 0 in the shadow phase, "
+                + "see coordinator_rollout_shadow).\n# TYPE coordinator_rollout_step gauge\n");
+        all.forEach(r -> sb.append("coordinator_rollout_step{model=\"").append(label(r.model())).append("\"} ")
+                .append(r.step()).append('\n'));
+        sb.append("# HELP coordinator_rollout_shadow 1 while a model's rollout is in its shadow phase (B gets copies, "
+                + "no share).\n# TYPE coordinator_rollout_shadow gauge\n");
+        all.forEach(r -> sb.append("coordinator_rollout_shadow{model=\"").append(label(r.model())).append("\"} ")
+                .append(r.phase() == io.flinkgpu.coordinator.rollout.Rollout.Phase.SHADOW ? 1 : 0).append('\n'));
+        sb.append("# HELP coordinator_rollout_to_weight B's share of the model's unpinned requests now (0 in the "
+                + "shadow phase and after a rollback or abort, 1 when done).\n"
+                + "# TYPE coordinator_rollout_to_weight gauge\n");
+        all.forEach(r -> sb.append("coordinator_rollout_to_weight{model=\"").append(label(r.model())).append("\"} ")
+                .append(number(r.toShare())).append('\n'));
+        sb.append("# HELP coordinator_rollout_decisions_total Rollout decisions this coordinator took since it "
+                + "started, by model and decision (promote, rollback, done always; start, pause, resume, abort, "
+                + "reset, forget once taken).\n# TYPE coordinator_rollout_decisions_total counter\n");
+        java.util.Set<String> models = new java.util.TreeSet<>(counts.keySet());
+        all.forEach(r -> models.add(r.model()));
+        for (String m : models) {
+            java.util.Map<String, Long> c = new java.util.TreeMap<>(counts.getOrDefault(m, java.util.Map.of()));
+            ROLLOUT_ACTIONS.forEach(a -> c.putIfAbsent(a, 0L));
+            c.forEach((a, n) -> sb.append("coordinator_rollout_decisions_total{model=\"").append(label(m))
+                    .append("\",decision=\"").append(a).append("\"} ").append(n).append('\n'));
+        }
     }
 
     private static void counter(StringBuilder sb, String name, String help, long v) {

@@ -68,6 +68,12 @@ final class CoordinatedJob implements AutoCloseable {
      */
     static CoordinatedJob start(EmbeddedKafka kafka, Path repository, Path stateRoot, String name, String speed,
             long fetchMs, long settleMs) throws Exception {
+        return start(kafka, repository, stateRoot, name, speed, fetchMs, settleMs, conf -> { });
+    }
+
+    /** As above, {@code extra} adding to (or overriding) the job's configuration before it starts. */
+    static CoordinatedJob start(EmbeddedKafka kafka, Path repository, Path stateRoot, String name, String speed,
+            long fetchMs, long settleMs, java.util.function.Consumer<Configuration> extra) throws Exception {
         String prefix = name + "-" + Long.toString(System.currentTimeMillis(), 36);
         JobTopics topics = JobTopics.prefixed(prefix);
         String control = prefix + "-control";
@@ -88,6 +94,7 @@ final class CoordinatedJob implements AutoCloseable {
         conf.set(RestOptions.BIND_ADDRESS, "localhost");
         conf.set(RestOptions.BIND_PORT, String.valueOf(restPort));
         conf.set(RestOptions.PORT, restPort);
+        extra.accept(conf);
         JobClient job = Deployments.startJob(conf, PARALLELISM, name);
         String rest = "http://localhost:" + restPort;
         // as CoordinatorMain builds it, with coordinator.flink.metrics-settle

@@ -13,8 +13,10 @@ import org.HdrHistogram.Histogram;
 
 /**
  * Turns one case of the gray-release benchmark into its entry of {@code rollout.json}: the
- * rollout's decisions with their reasons, the time to 100% or to the rollback, answers and error
- * answers per version as the client received them, and the rollout's state per control-loop cycle.
+ * rollout's decisions with their reasons, the time to 100% or to the rollback, answers, error
+ * answers and answers over the SLO per version as the client received them, and the rollout's
+ * state per control-loop cycle. A request B "answered badly" is one B answered with an error code
+ * or, without one, later than the SLO after it was due to be sent.
  */
 final class RolloutAnalysis {
     /** What the rollout was doing after one control-loop cycle, {@code t} seconds from the start. */
@@ -24,6 +26,7 @@ final class RolloutAnalysis {
     static final class VersionAnswers {
         long answered;
         long errors;
+        long overSlo;
         final Map<String, Long> codes = new TreeMap<>();
         final Histogram latency = new Histogram(300_000_000L, 3);
 
@@ -83,7 +86,7 @@ final class RolloutAnalysis {
     }
 
     /** Answers per version (by the version each answer names; "none" for an answer without one). */
-    static Map<String, VersionAnswers> byVersion(StreamAnswers answers) {
+    static Map<String, VersionAnswers> byVersion(StreamAnswers answers, double sloMs) {
         Map<String, VersionAnswers> out = new TreeMap<>();
         for (int seq = 0; seq < answers.sent(); seq++) {
             if (!answers.answered(seq)) {
@@ -98,6 +101,7 @@ final class RolloutAnalysis {
                 a.codes.merge(code, 1L, Long::sum);
             } else {
                 a.latency.recordValue(Math.min(answers.latencyNanos(seq) / 1000, a.latency.getHighestTrackableValue()));
+                a.overSlo += answers.latencyNanos(seq) > sloMs * 1e6 ? 1 : 0;
             }
         }
         return out;
@@ -105,10 +109,11 @@ final class RolloutAnalysis {
 
     /**
      * The entry of one case: {@code from} and {@code to} the rollout's versions, {@code decisions} the
-     * coordinator's ROLLOUT_* decisions, {@code timeline} its state per cycle.
+     * coordinator's ROLLOUT_* decisions, {@code timeline} its state per cycle, {@code sloMs} the
+     * latency over which an answer counts as bad.
      */
     static ObjectNode analyse(RecoveryRun run, String mode, boolean badTo, String from, String to,
-            List<Decision> decisions, List<Point> timeline, int seconds) {
+            List<Decision> decisions, List<Point> timeline, int seconds, double sloMs) {
         StreamAnswers answers = run.answers.get(0);
         ObjectNode r = JsonNodeFactory.instance.objectNode();
         r.put("name", run.name);
@@ -124,9 +129,12 @@ final class RolloutAnalysis {
         r.put("rolled_back_from_step", rolledBackStep(decisions));
         r.put("promotions", decisions.stream().filter(d -> d.action().equals("ROLLOUT_PROMOTE")).count());
         Decision back = rollback(decisions);
-        // client side: the first request B answered, and B's error answers, before and after the rollback
+        // client side: the first request B answered, and B's bad answers (errors, answers over the SLO),
+        // before and after the rollback
         double firstB = Double.NaN;
         long badB = 0;
+        long errorB = 0;
+        long slowB = 0;
         long badBSentAfterRollback = 0;
         long errorsAfterRollback = 0;
         long backNanos = back == null ? Long.MAX_VALUE
@@ -143,6 +151,7 @@ final class RolloutAnalysis {
             int k = (int) Math.floor(t);
             boolean byB = to.equals(answers.version(seq));
             boolean error = answers.errorCode(seq) != null;
+            boolean slow = !error && answers.latencyNanos(seq) > sloMs * 1e6;
             if (k >= 0 && k < seconds) {
                 answeredPerSecond[k]++;
                 bPerSecond[k] += byB ? 1 : 0;
@@ -151,8 +160,10 @@ final class RolloutAnalysis {
             if (byB && Double.isNaN(firstB)) {
                 firstB = t;
             }
-            if (byB && error) {
+            if (byB && (error || slow)) {
                 badB++;
+                errorB += error ? 1 : 0;
+                slowB += slow ? 1 : 0;
                 badBSentAfterRollback += intended >= backNanos ? 1 : 0;
             }
             errorsAfterRollback += error && intended >= backNanos ? 1 : 0;
@@ -160,16 +171,20 @@ final class RolloutAnalysis {
         RampAnalysis.putSeconds(r, "first_answer_by_to_s", firstB);
         RampAnalysis.putSeconds(r, "first_answer_by_to_to_rollback_s", back == null || Double.isNaN(firstB)
                 ? Double.NaN : (back.atMillis() - run.t0WallMillis) / 1000.0 - firstB);
+        r.put("slo_ms", sloMs);
         r.put("bad_answers_by_to", badB);
+        r.put("error_answers_by_to", errorB);
+        r.put("slow_answers_by_to", slowB);
         r.put("bad_answers_by_to_sent_after_rollback", badBSentAfterRollback);
         r.put("errors_sent_after_rollback", errorsAfterRollback);
         ObjectNode versions = r.putObject("versions");
-        Map<String, VersionAnswers> byVersion = byVersion(answers);
+        Map<String, VersionAnswers> byVersion = byVersion(answers, sloMs);
         byVersion.forEach((v, a) -> {
             ObjectNode o = versions.putObject(v);
             o.put("answered", a.answered);
             o.put("errors", a.errors);
             o.put("error_rate", a.errorRate());
+            o.put("over_slo", a.overSlo);
             o.putPOJO("error_codes", a.codes);
             o.put("p99_ms", RecoveryAnalysis.ms(a.latency, 99));
         });

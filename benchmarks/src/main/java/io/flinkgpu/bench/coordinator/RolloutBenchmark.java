@@ -41,19 +41,27 @@ import picocli.CommandLine.Option;
  * collector, rollout engine, Kafka realizer and RocksDB state): {@code fashion-mnist-cnn} in
  * versions 1 (A) and 2 (B), open-loop Poisson traffic of unpinned requests at {@code --rate}, a
  * rollout 1 -> 2 started as {@code POST /api/rollouts} starts one (start, then publish the split at
- * once) right when the measured traffic begins. Cases, each on a fresh job:
+ * once) right when the measured traffic begins. In every case B is a copy of A (identical weights);
+ * what makes a B bad is the simulated GPUs' treatment of version 2, as a slower build or one that
+ * fails on some inputs would behave. Cases, each on a fresh job:
  *
  * <ul>
- *   <li><b>good</b>: B is a copy of A (identical weights): canary steps to 100%;
- *   <li><b>bad</b>: B is {@code affine-fp32}, a different network whose input the requests do not fit,
- *       so every request routed to it is answered with an error code (as {@code RolloutEndToEndTest}
- *       builds its bad version): rolled back;
- *   <li><b>shadow</b>: the same bad B in shadow mode: B answers copies that are compared and discarded.
+ *   <li><b>good</b>: B runs as A does: canary steps to 100%;
+ *   <li><b>bad-slow</b>: B's batches take {@code --slow-speed} (by default 100 ms more per batch and
+ *       ten times A's cost per sample, {@code inference.device.simulated.model-speeds}
+ *       {@code model:2=...}), so its p99 batch latency breaks the comparison: rolled back;
+ *   <li><b>bad-errors</b>: the simulated GPUs fail {@code --error-share} of B's batches
+ *       ({@code inference.device.simulated.model-failures} {@code model:2=...}); batch isolation
+ *       narrows each failure to the batch's first request, answered INFERENCE_FAILED: rolled back;
+ *   <li><b>shadow</b>: the bad-errors B in shadow mode: B answers copies that are compared and discarded.
  * </ul>
  *
- * Warm-up requests name version 1 and precede the rollout. Measured: the rollout's decisions with
- * their reasons and times, time to 100% or from the bad step's start to the rollback, every answer's
- * version and error code as the client received it. Writes {@code rollout.json}, {@code rollout.md}
+ * Warm-up requests pinned to version 1 and then to version 2 precede the rollout, so B is loaded on
+ * the devices before the first canary step routes to it (the rollout engine sends no LOAD for B of
+ * its own). Measured: the rollout's decisions with their reasons and times, time to 100% or from the
+ * bad step's start to the rollback, every answer's version, error code and latency as the client
+ * received it, and the requests B answered badly (errors, and answers over the SLO). Writes
+ * {@code rollout.json}, {@code rollout.md}
  * and {@code rollout-share.png} to {@code --out} and records the targets of scenario
  * "coordinator_rollout" in {@code --summary}.
  */
@@ -62,10 +70,10 @@ import picocli.CommandLine.Option;
 public final class RolloutBenchmark implements Callable<Integer> {
     static final String MODEL = RecoveryBenchmark.SOURCE_MODEL;
     static final String GOOD = "good";
-    static final String BAD = "bad";
+    static final String BAD_SLOW = "bad-slow";
+    static final String BAD_ERRORS = "bad-errors";
     static final String SHADOW = "shadow";
-    /** The bad version: a network whose input the Fashion-MNIST requests do not fit. */
-    static final String BAD_MODEL = "gpu-operator-udf/src/test/resources/models/affine-fp32/1/model.onnx";
+    static final List<String> CASES = List.of(GOOD, BAD_SLOW, BAD_ERRORS, SHADOW);
 
     @Option(names = "--out", description = "Output directory (default: ${DEFAULT-VALUE})")
     Path out = Path.of("docs/benchmarks/coordinator");
@@ -79,7 +87,7 @@ public final class RolloutBenchmark implements Callable<Integer> {
     boolean summaryOnly;
 
     @Option(names = "--cases", split = ",", description = "Cases to run, in order (default: ${DEFAULT-VALUE})")
-    List<String> cases = new ArrayList<>(List.of(GOOD, BAD, SHADOW));
+    List<String> cases = new ArrayList<>(CASES);
 
     @Option(names = "--seconds", description = "Measured traffic per case, seconds (default: ${DEFAULT-VALUE})")
     int seconds = 75;
@@ -90,6 +98,15 @@ public final class RolloutBenchmark implements Callable<Integer> {
     @Option(names = "--speed", description = "Simulated GPU speed model, ms per batch + ms per sample "
             + "(default: ${DEFAULT-VALUE})")
     String speed = "1+4*b";
+
+    @Option(names = "--slow-speed", description = "The bad-slow case's speed model of version 2: 100 ms more per "
+            + "batch and ten times the default --speed's cost per sample, so that B's p99 batch latency is well over "
+            + "twice A's even where A's batches are larger (default: ${DEFAULT-VALUE})")
+    String slowSpeed = "100+40*b";
+
+    @Option(names = "--error-share", description = "Share of version 2's batches the simulated GPUs fail in the "
+            + "bad-errors and shadow cases (default: ${DEFAULT-VALUE})")
+    double errorShare = 0.1;
 
     @Option(names = "--slo-ms", description = "coordinator.model.default-slo (default: ${DEFAULT-VALUE})")
     double sloMs = 150;
@@ -121,6 +138,12 @@ public final class RolloutBenchmark implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE})")
     double latencyTolerance = 1.0;
 
+    @Option(names = "--latency-min-batches", description = "coordinator.rollout.latency-min-batches (coordinator "
+            + "default 200; fewer here because the steps are shorter: B at 5%% of --rate runs about 50 batches in a "
+            + "10 s step, and a step whose latencies are not compared is judged on errors alone) "
+            + "(default: ${DEFAULT-VALUE})")
+    long latencyMinBatches = 40;
+
     @Option(names = "--shadow-fraction", description = "The shadow case's shadow_fraction (default: ${DEFAULT-VALUE})")
     double shadowFraction = 0.5;
 
@@ -138,14 +161,21 @@ public final class RolloutBenchmark implements Callable<Integer> {
             return 0;
         }
         for (String c : cases) {
-            if (!List.of(GOOD, BAD, SHADOW).contains(c)) {
-                throw new CommandLine.ParameterException(new CommandLine(this), "unknown case " + c + "; use "
-                        + GOOD + ", " + BAD + " and/or " + SHADOW);
+            if (!CASES.contains(c)) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "unknown case " + c + "; use any of "
+                        + String.join(", ", CASES));
             }
         }
-        if (seconds < 5 || !(rate > 0) || !(shadowFraction > 0 && shadowFraction <= 1)) {
+        if (seconds < 5 || !(rate > 0) || !(shadowFraction > 0 && shadowFraction <= 1)
+                || !(errorShare > 0 && errorShare <= 1) || latencyMinBatches < 1) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--seconds must be >= 5, --rate "
-                    + "positive and --shadow-fraction in (0, 1]");
+                    + "positive, --shadow-fraction and --error-share in (0, 1], --latency-min-batches >= 1");
+        }
+        try {
+            io.flinkgpu.inference.device.SpeedModel.parse(slowSpeed);
+            io.flinkgpu.inference.device.SpeedModel.parse(speed);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--speed / --slow-speed: " + e.getMessage());
         }
         Files.createDirectories(out);
         Path root = FashionMnist.findRoot();
@@ -166,11 +196,17 @@ public final class RolloutBenchmark implements Callable<Integer> {
         settings.put("min_samples", minSamples);
         settings.put("significance", significance);
         settings.put("latency_tolerance", latencyTolerance);
-        settings.put("latency_min_batches", CoordinatorOptions.ROLLOUT_LATENCY_MIN_BATCHES.defaultValue());
+        settings.put("latency_min_batches", latencyMinBatches);
+        settings.put("slo_ms", sloMs);
         settings.put("steps_percent", CoordinatorOptions.ROLLOUT_STEPS.defaultValue().toString());
         settings.put("shadow_fraction", shadowFraction);
-        settings.put("good_version", "a copy of version 1 (identical weights)");
-        settings.put("bad_version", BAD_MODEL + " (input shape the requests do not fit: every answer an error)");
+        settings.put("good_version", "a copy of version 1 (identical weights), run as version 1 is");
+        settings.put("bad_slow_version", "the same copy, its batches at " + slowSpeed + " ms per batch of b samples "
+                + "(inference.device.simulated.model-speeds " + MODEL + ":2)");
+        settings.put("bad_errors_version", "the same copy, " + num(100 * errorShare) + "% of its batches failed by the "
+                + "simulated GPUs (inference.device.simulated.model-failures " + MODEL + ":2), also in the shadow case");
+        settings.put("slow_speed", slowSpeed);
+        settings.put("error_share", errorShare);
         ArrayNode results = result.putArray("cases");
         try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
             for (String c : cases) {
@@ -190,27 +226,40 @@ public final class RolloutBenchmark implements Callable<Integer> {
         CoordinatedJob.deleteRecursively(repo);
         ModelRepoWriter.copy(root.resolve("models").resolve(MODEL), repo, MODEL, false, config -> {});
         Path v2 = Files.createDirectories(repo.resolve(MODEL).resolve("2"));
-        Files.copy(bad ? root.resolve(BAD_MODEL) : repo.resolve(MODEL).resolve("1").resolve(ModelRepoWriter.MODEL_FILE),
+        Files.copy(repo.resolve(MODEL).resolve("1").resolve(ModelRepoWriter.MODEL_FILE),
                 v2.resolve(ModelRepoWriter.MODEL_FILE));
+        // what makes B bad: the simulated GPUs' treatment of version 2
+        java.util.function.Consumer<Configuration> badB = switch (name) {
+            case BAD_SLOW -> conf -> conf.set(io.flinkgpu.inference.operator.GpuInferenceOptions.SIMULATED_MODEL_SPEEDS,
+                    List.of(MODEL + ":2=" + slowSpeed));
+            case BAD_ERRORS, SHADOW -> conf -> conf.set(
+                    io.flinkgpu.inference.operator.GpuInferenceOptions.SIMULATED_MODEL_FAILURES,
+                    List.of(MODEL + ":2=" + errorShare));
+            default -> conf -> { };
+        };
         RecoveryRun run = new RecoveryRun(name, true);
         run.loadAverageStart = CoordinatedJob.loadAverage();
         List<RolloutAnalysis.Point> timeline = Collections.synchronizedList(new ArrayList<>());
         List<Decision> decisions;
         Rollout.Mode mode = name.equals(SHADOW) ? Rollout.Mode.SHADOW : Rollout.Mode.CANARY;
         try (CoordinatedJob job = CoordinatedJob.start(kafka, repo, root.resolve("benchmarks/target/rollout-state"),
-                "rollout-" + name, speed, fetchMs, settleMs);
+                "rollout-" + name, speed, fetchMs, settleMs, badB);
                 KafkaTraffic traffic = job.traffic()) {
             KafkaTarget warm = traffic.stream((id, seq) -> images.request(id, seq, MODEL, RecoveryRunner.PARAMETERS)
                     .withVersion("1"));
+            KafkaTarget warmB = traffic.stream((id, seq) -> images.request(id, seq, MODEL, RecoveryRunner.PARAMETERS)
+                    .withVersion("2"));
             KafkaTarget unpinned = traffic.stream((id, seq) -> images.request(id, seq, MODEL,
                     RecoveryRunner.PARAMETERS));
-            CoordinatedJob.warmUp(traffic, List.of(warm));
+            // B too, so that it is loaded before the first step routes to it: the rollout sends no LOAD for it
+            CoordinatedJob.warmUp(traffic, List.of(warm, warmB));
             Configuration c = job.coordinatorConfig(cycleMs, sloMs, CoordinatorOptions.TARGET_UTILIZATION.defaultValue(),
                     settleMs);
             c.set(CoordinatorOptions.ROLLOUT_MIN_DWELL, Duration.ofSeconds(minDwellSeconds));
             c.set(CoordinatorOptions.ROLLOUT_MIN_SAMPLES, minSamples);
             c.set(CoordinatorOptions.ROLLOUT_SIGNIFICANCE, significance);
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_TOLERANCE, latencyTolerance);
+            c.set(CoordinatorOptions.ROLLOUT_LATENCY_MIN_BATCHES, latencyMinBatches);
             Coordinator coordinator = job.coordinator(c);
             long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
             long end = start + TimeUnit.SECONDS.toNanos(seconds);
@@ -240,10 +289,12 @@ public final class RolloutBenchmark implements Callable<Integer> {
         }
         run.loadAverageEnd = CoordinatedJob.loadAverage();
         ObjectNode r = RolloutAnalysis.analyse(run, mode.name().toLowerCase(Locale.ROOT), bad, "1", "2", decisions,
-                new ArrayList<>(timeline), seconds);
-        System.out.printf(Locale.ROOT, "%s: %s; sent %d, answered %d, client errors %d%n", name,
-                r.path("final_state").asText(), r.path("sent").asLong(), r.path("answered").asLong(),
-                r.path("client_errors").asLong());
+                new ArrayList<>(timeline), seconds, sloMs);
+        r.put("to_speed", name.equals(BAD_SLOW) ? slowSpeed : speed);
+        r.put("to_failure_share", name.equals(BAD_ERRORS) || name.equals(SHADOW) ? errorShare : 0);
+        System.out.printf(Locale.ROOT, "%s: %s (%s); sent %d, answered %d, client errors %d, B answered badly %d%n",
+                name, r.path("final_state").asText(), r.path("final_reason").asText(), r.path("sent").asLong(),
+                r.path("answered").asLong(), r.path("client_errors").asLong(), r.path("bad_answers_by_to").asLong());
         return r;
     }
 
@@ -251,9 +302,10 @@ public final class RolloutBenchmark implements Callable<Integer> {
     String command() {
         return "mvn -o -q -B -pl benchmarks compile exec:exec -Dbench.main=" + RolloutBenchmark.class.getName()
                 + " -Dbench.args=\"" + String.format(Locale.ROOT, "--cases=%s --seconds=%d --rate=%s --speed=%s "
-                + "--cycle-ms=%d --min-dwell-s=%d --min-samples=%d --significance=%s --latency-tolerance=%s "
-                + "--shadow-fraction=%s --metrics-fetch-ms=%d --metrics-settle-ms=%d", String.join(",", cases), seconds,
-                num(rate), speed, cycleMs, minDwellSeconds, minSamples, num(significance), num(latencyTolerance),
-                num(shadowFraction), fetchMs, settleMs) + "\"";
+                + "--slow-speed=%s --error-share=%s --slo-ms=%s --cycle-ms=%d --min-dwell-s=%d --min-samples=%d "
+                + "--significance=%s --latency-tolerance=%s --latency-min-batches=%d --shadow-fraction=%s "
+                + "--metrics-fetch-ms=%d --metrics-settle-ms=%d", String.join(",", cases), seconds, num(rate), speed,
+                slowSpeed, num(errorShare), num(sloMs), cycleMs, minDwellSeconds, minSamples, num(significance),
+                num(latencyTolerance), latencyMinBatches, num(shadowFraction), fetchMs, settleMs) + "\"";
     }
 }

@@ -1,6 +1,7 @@
 package io.flinkgpu.bench.coordinator;
 
-import static io.flinkgpu.bench.coordinator.RolloutBenchmark.BAD;
+import static io.flinkgpu.bench.coordinator.RolloutBenchmark.BAD_ERRORS;
+import static io.flinkgpu.bench.coordinator.RolloutBenchmark.BAD_SLOW;
 import static io.flinkgpu.bench.coordinator.RolloutBenchmark.GOOD;
 import static io.flinkgpu.bench.coordinator.RolloutBenchmark.MODEL;
 import static io.flinkgpu.bench.coordinator.RolloutBenchmark.SHADOW;
@@ -58,11 +59,15 @@ final class RolloutReport {
                 + "engine, Kafka realizer, RocksDB state) with `coordinator.rollout.min-dwell` %d s, `min-samples` %d, "
                 + "`significance` %s, `latency-tolerance` %s, `latency-min-batches` %d, steps %s%%. The rollout 1 -> 2 "
                 + "starts (and its split is published) as the measured traffic begins; warm-up requests before it name "
-                + "version 1. Good B: %s. Bad B: `%s`.%n%n", s.path("devices").asText(), MODEL,
+                + "version 1, then version 2 (so that B is loaded before the first step routes to it). Good B: %s. "
+                + "Bad B, slow: %s. Bad B, errors: %s. An answer over the SLO is one later than %s ms after its "
+                + "request was due.%n%n", s.path("devices").asText(), MODEL,
                 s.path("rate").asDouble(), s.path("seconds").asInt(), s.path("cycle_ms").asLong(),
                 s.path("min_dwell_s").asLong(), s.path("min_samples").asLong(), s.path("significance").asText(),
                 s.path("latency_tolerance").asText(), s.path("latency_min_batches").asLong(),
-                s.path("steps_percent").asText(), s.path("good_version").asText(), s.path("bad_version").asText()));
+                s.path("steps_percent").asText(), s.path("good_version").asText(),
+                s.path("bad_slow_version").asText(), s.path("bad_errors_version").asText(),
+                RecoveryOptions.num(s.path("slo_ms").asDouble())));
         md.append("Times are seconds from the rollout's start. The step rolled back begins at the last start or "
                 + "promotion before the rollback. Answers per version are the client's: every response names the "
                 + "version that answered it.\n\n");
@@ -81,8 +86,12 @@ final class RolloutReport {
         row(md, cases, "first answer by B to rollback", c -> seconds(c.get("first_answer_by_to_to_rollback_s")));
         row(md, cases, "requests B answered badly (of them sent after the rollback)", c -> c.path("bad_answers_by_to")
                 .asLong() + " (" + c.path("bad_answers_by_to_sent_after_rollback").asLong() + ")");
-        row(md, cases, "answers / errors / error rate / p99, A", c -> version(c, c.path("from").asText()));
-        row(md, cases, "answers / errors / error rate / p99, B", c -> version(c, c.path("to").asText()));
+        row(md, cases, "of them: errors / answers over the SLO", c -> c.path("error_answers_by_to").asLong() + " / "
+                + c.path("slow_answers_by_to").asLong());
+        row(md, cases, "answers / errors / error rate / p99 / over the SLO, A", c -> version(c,
+                c.path("from").asText()));
+        row(md, cases, "answers / errors / error rate / p99 / over the SLO, B", c -> version(c,
+                c.path("to").asText()));
         row(md, cases, "errors the client saw (all versions)", c -> c.path("client_errors").asText());
         row(md, cases, "sent / answered / lost", c -> c.path("sent").asLong() + " / " + c.path("answered").asLong()
                 + " / " + c.path("lost").asLong());
@@ -110,9 +119,9 @@ final class RolloutReport {
         if (o.isMissingNode()) {
             return "none";
         }
-        return String.format(Locale.ROOT, "%d / %d / %.2f%% / %s%s", o.path("answered").asLong(), o.path("errors")
+        return String.format(Locale.ROOT, "%d / %d / %.2f%% / %s / %d%s", o.path("answered").asLong(), o.path("errors")
                 .asLong(), 100 * o.path("error_rate").asDouble(), Double.isFinite(o.path("p99_ms").asDouble())
-                ? String.format(Locale.ROOT, "%.0f ms", o.path("p99_ms").asDouble()) : "-",
+                ? String.format(Locale.ROOT, "%.0f ms", o.path("p99_ms").asDouble()) : "-", o.path("over_slo").asLong(),
                 o.path("error_codes").isEmpty() ? "" : " " + o.path("error_codes").toString().replace("\"", ""));
     }
 
@@ -166,16 +175,24 @@ final class RolloutReport {
                     t == null || t.isNull() ? Double.NaN : t.asDouble(), "DONE, B's error rate <= A's",
                     done && b <= a));
         }
-        ObjectNode bad = RampReport.find(cases, BAD);
-        if (bad != null) {
+        for (String name : List.of(BAD_SLOW, BAD_ERRORS)) {
+            ObjectNode bad = RampReport.find(cases, name);
+            if (bad == null) {
+                continue;
+            }
+            String what = name.equals(BAD_SLOW) ? "a slow B (batches at " + bad.path("to_speed").asText() + " ms)"
+                    : "a B failing " + pct(bad.path("to_failure_share").asDouble()) + " of its batches";
+            String key = name.replace('-', '_');
             boolean back = bad.path("final_state").asText().equals("ROLLED_BACK");
             JsonNode t = bad.get("time_to_rollback_s");
-            targets.add(target(run, "rollout_bad_rolled_back", "a bad B (every answer an error): seconds from the start "
-                    + "of the step rolled back (step " + (bad.path("rolled_back_from_step").asInt() + 1) + ") to the "
-                    + "rollback; final state " + bad.path("final_state").asText() + "; B answered "
+            targets.add(target(run, "rollout_" + key + "_rolled_back", what + ": seconds from the start of the step "
+                    + "rolled back (step " + (bad.path("rolled_back_from_step").asInt() + 1) + ") to the rollback; "
+                    + "final state " + bad.path("final_state").asText() + "; B answered "
                     + bad.path("bad_answers_by_to").asLong() + " requests badly", t == null || t.isNull() ? Double.NaN
                     : t.asDouble(), "ROLLED_BACK, time and bad answers reported", back));
-            targets.add(target(run, "rollout_bad_answers", "requests the bad B answered with an error before and "
+            targets.add(target(run, "rollout_" + key + "_answers", what + ": requests B answered badly ("
+                    + bad.path("error_answers_by_to").asLong() + " errors, " + bad.path("slow_answers_by_to").asLong()
+                    + " answers over the " + RecoveryOptions.num(bad.path("slo_ms").asDouble()) + " ms SLO) before and "
                     + "while the rollback took effect (" + bad.path("bad_answers_by_to_sent_after_rollback").asLong()
                     + " of them sent after the rollback decision)", bad.path("bad_answers_by_to").asLong(), "reported",
                     null));
@@ -184,8 +201,8 @@ final class RolloutReport {
         if (shadow != null) {
             boolean back = shadow.path("final_state").asText().equals("ROLLED_BACK");
             long errors = shadow.path("client_errors").asLong();
-            targets.add(target(run, "rollout_shadow_client_errors", "the bad B in shadow mode: errors the client saw "
-                    + "(B's answers are compared and discarded); final state " + shadow.path("final_state").asText(),
+            targets.add(target(run, "rollout_shadow_client_errors", "the bad-errors B in shadow mode: errors the "
+                    + "client saw (B's answers are compared and discarded); final state " + shadow.path("final_state").asText(),
                     errors, "0, rolled back", errors == 0 && back));
         }
         long lost = cases.stream().mapToLong(c -> c.path("lost").asLong()).sum();

@@ -39,24 +39,45 @@ class CoordinatorBenchmarksSmokeTest {
     }
 
     @Test
-    void aBadVersionIsRolledBackAndTheReportWritten(@TempDir Path dir) throws Exception {
+    void slowAndFailingVersionsAreRolledBackAndTheReportWritten(@TempDir Path dir) throws Exception {
         Path summary = summary(dir);
-        int exit = new CommandLine(new RolloutBenchmark()).execute("--cases=bad", "--seconds=6", "--min-dwell-s=1",
-                "--min-samples=5", "--out=" + dir, "--summary=" + summary);
+        // short: steps judged after 1 s and 5 answers each, latencies from the first batch (B's p99 then includes
+        // its slow warm-up batches); half of B's batches fail; a low rate, so that A's batches stay small on a busy
+        // machine and B's slowness is not hidden by A's batch size
+        int exit = new CommandLine(new RolloutBenchmark()).execute("--cases=bad-errors,bad-slow", "--seconds=8",
+                "--rate=50",
+                "--min-dwell-s=1", "--min-samples=5", "--latency-min-batches=1", "--error-share=0.5",
+                "--out=" + dir, "--summary=" + summary);
         assertThat(exit).isZero();
         JsonNode result = JSON.readTree(dir.resolve("rollout.json").toFile());
         assertThat(result.path("git").asText()).isNotEmpty();
-        JsonNode bad = result.path("cases").get(0);
-        assertThat(bad.path("final_state").asText()).isEqualTo("ROLLED_BACK");
-        assertThat(bad.path("time_to_rollback_s").asDouble()).isPositive();
-        assertThat(bad.path("decisions").findValuesAsText("action")).contains("ROLLOUT_START", "ROLLOUT_ROLLBACK");
-        // every error the client saw is B's, and A answered without error
-        assertThat(bad.path("bad_answers_by_to").asLong()).isPositive().isEqualTo(bad.path("client_errors").asLong());
-        assertThat(bad.path("versions").path("1").path("errors").asLong()).isZero();
+        assertThat(result.path("cases")).hasSize(2);
+        for (JsonNode bad : result.path("cases")) {
+            String name = bad.path("name").asText();
+            assertThat(bad.path("final_state").asText()).as(name).isEqualTo("ROLLED_BACK");
+            assertThat(bad.path("time_to_rollback_s").asDouble()).as(name).isPositive();
+            assertThat(bad.path("decisions").findValuesAsText("action")).as(name)
+                    .contains("ROLLOUT_START", "ROLLOUT_ROLLBACK");
+            assertThat(bad.path("bad_answers_by_to").asLong()).as(name).isEqualTo(
+                    bad.path("error_answers_by_to").asLong() + bad.path("slow_answers_by_to").asLong());
+            assertThat(bad.path("versions").path("1").path("errors").asLong()).as(name + ": A without error").isZero();
+        }
+        JsonNode errors = result.path("cases").get(0);
+        // every error the client saw is B's: the simulated failures, answered with a code
+        assertThat(errors.path("error_answers_by_to").asLong()).isPositive()
+                .isEqualTo(errors.path("client_errors").asLong());
+        assertThat(errors.path("versions").path("2").path("error_codes").has("INFERENCE_FAILED")).isTrue();
+        assertThat(errors.path("decisions").findValuesAsText("reason")).anyMatch(r -> r.contains("error rate"));
+        JsonNode slow = result.path("cases").get(1);
+        assertThat(slow.path("client_errors").asLong()).as("a slow B answers without error").isZero();
+        assertThat(slow.path("decisions").findValuesAsText("reason")).anyMatch(r -> r.contains("latency"));
+        assertThat(slow.path("to_speed").asText()).isEqualTo("100+40*b");
+        assertThat(errors.path("lost").asLong() + slow.path("lost").asLong()).isZero();
         assertThat(Files.readAllBytes(dir.resolve("rollout-share.png"))).startsWith(0x89, 'P', 'N', 'G');
         assertThat(Files.readString(dir.resolve("rollout.md"))).contains("## Results", "ROLLOUT_ROLLBACK",
-                "rollout-share.png");
-        assertThat(targets(summary, RolloutReport.SCENARIO)).contains("rollout_bad_rolled_back", "rollout_bad_answers",
+                "rollout-share.png", "answers over the SLO");
+        assertThat(targets(summary, RolloutReport.SCENARIO)).contains("rollout_bad_errors_rolled_back",
+                "rollout_bad_errors_answers", "rollout_bad_slow_rolled_back", "rollout_bad_slow_answers",
                 "rollout_requests_lost");
     }
 

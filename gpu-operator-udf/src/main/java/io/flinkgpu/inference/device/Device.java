@@ -65,6 +65,17 @@ public interface Device extends AutoCloseable {
         return work.run();
     }
 
+    /**
+     * Runs one batch of {@code model} in {@code version} whose first request is {@code firstRequestId}
+     * (either may be null where unknown). Devices that treat versions or requests differently (a
+     * simulated GPU's per-version speed and failures) override this; the default runs
+     * {@link #execute(String, int, Work)}.
+     */
+    default <T> T execute(String model, String version, String firstRequestId, int samples, Work<T> work)
+            throws OrtException {
+        return execute(model, samples, work);
+    }
+
     /** A unit of work on a session. */
     @FunctionalInterface
     interface Work<T> {

@@ -28,6 +28,13 @@ import org.slf4j.LoggerFactory;
  * {@code i mod count}. Subtasks of one TaskManager that land on the same GPU (real or simulated)
  * share one {@link Device} instance, so its memory is accounted once. The CPU device is one per
  * subtask, so slot weights do not apply to it.
+ *
+ * <p>Simulated GPUs take per-model speeds ({@code simulatedModelSpeeds}, entries
+ * {@code model=speed} or {@code model:version=speed}) and shares of batches to fail on purpose
+ * ({@code simulatedModelFailures}, entries {@code model=share} or {@code model:version=share},
+ * share in [0, 1]; see {@link SimulatedFailures}); a versioned entry wins over the model's. Both
+ * are checked here, at configuration: a malformed entry is an {@link IllegalArgumentException}
+ * naming it.
  */
 public record DeviceSettings(
         String type,
@@ -39,13 +46,19 @@ public record DeviceSettings(
         String simulatedSpeed,
         List<String> simulatedModelSpeeds,
         String simulatedLoadTime,
-        List<Double> slotWeights) implements Serializable {
+        List<Double> slotWeights,
+        List<String> simulatedModelFailures) implements Serializable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeviceSettings.class);
     public static final Set<String> TYPES = Set.of("auto", "cuda", "cpu", "simulated");
     private static final Map<List<Object>, Device> SHARED = new ConcurrentHashMap<>();
     /** The option the slot weights come from, named in configuration errors. */
     public static final String SLOT_WEIGHTS_KEY = "inference.device.slot-weights";
+    /** The options per-model entries come from, named in configuration errors. */
+    public static final String MODEL_SPEEDS_KEY = "inference.device.simulated.model-speeds";
+    public static final String MODEL_FAILURES_KEY = "inference.device.simulated.model-failures";
+    /** A model name or version in an entry: no separators, no blanks. */
+    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
 
     public DeviceSettings {
         type = type.toLowerCase(Locale.ROOT).trim();
@@ -62,8 +75,10 @@ public record DeviceSettings(
             throw new IllegalArgumentException("intra-op threads and simulated device count must be at least 1");
         }
         simulatedModelSpeeds = List.copyOf(simulatedModelSpeeds);
+        simulatedModelFailures = simulatedModelFailures == null ? List.of() : List.copyOf(simulatedModelFailures);
         SpeedModel.parse(simulatedSpeed);
         modelSpeeds(simulatedModelSpeeds);
+        modelFailures(simulatedModelFailures);
         LoadTimeModel.parse(simulatedLoadTime);
         slotWeights = slotWeights == null ? List.of() : List.copyOf(slotWeights);
         if (!slotWeights.isEmpty()) {
@@ -83,6 +98,14 @@ public record DeviceSettings(
         }
     }
 
+    /** No batch failed on purpose. */
+    public DeviceSettings(String type, long cpuMemoryBytes, double cudaMemoryFraction, int intraOpThreads,
+            int simulatedCount, long simulatedMemoryBytes, String simulatedSpeed, List<String> simulatedModelSpeeds,
+            String simulatedLoadTime, List<Double> slotWeights) {
+        this(type, cpuMemoryBytes, cudaMemoryFraction, intraOpThreads, simulatedCount, simulatedMemoryBytes,
+                simulatedSpeed, simulatedModelSpeeds, simulatedLoadTime, slotWeights, List.of());
+    }
+
     /** Simulated GPUs and GPUs without slot weights: subtask {@code i} on GPU {@code i mod count}. */
     public DeviceSettings(String type, long cpuMemoryBytes, double cudaMemoryFraction, int intraOpThreads,
             int simulatedCount, long simulatedMemoryBytes, String simulatedSpeed, List<String> simulatedModelSpeeds,
@@ -98,17 +121,66 @@ public record DeviceSettings(
                 simulatedSpeed, simulatedModelSpeeds, LoadTimeModel.DEFAULT_SPEC, List.of());
     }
 
-    /** Parses {@code model=speed} entries. */
+    /**
+     * Parses {@code model=speed} and {@code model:version=speed} entries, keyed {@code model} and
+     * {@code model:version}; a later entry for the same key replaces an earlier one.
+     */
     static Map<String, SpeedModel> modelSpeeds(List<String> entries) {
         Map<String, SpeedModel> speeds = new HashMap<>();
         for (String entry : entries) {
-            int eq = entry.indexOf('=');
-            if (eq <= 0) {
-                throw new IllegalArgumentException("per-model speed '" + entry + "' is not of the form model=speed");
+            String key = entryKey(entry, MODEL_SPEEDS_KEY, "speed");
+            try {
+                speeds.put(key, SpeedModel.parse(entry.substring(entry.indexOf('=') + 1)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(MODEL_SPEEDS_KEY + " entry '" + entry + "': " + e.getMessage(), e);
             }
-            speeds.put(entry.substring(0, eq).trim(), SpeedModel.parse(entry.substring(eq + 1)));
         }
         return speeds;
+    }
+
+    /**
+     * Parses {@code model=share} and {@code model:version=share} entries (share in [0, 1]), keyed
+     * {@code model} and {@code model:version}; a key given twice is refused.
+     */
+    static Map<String, Double> modelFailures(List<String> entries) {
+        Map<String, Double> shares = new HashMap<>();
+        for (String entry : entries) {
+            String key = entryKey(entry, MODEL_FAILURES_KEY, "share");
+            String value = entry.substring(entry.indexOf('=') + 1).trim();
+            double share;
+            try {
+                share = Double.parseDouble(value);
+            } catch (NumberFormatException e) {
+                share = Double.NaN;
+            }
+            if (!(share >= 0 && share <= 1)) {
+                throw new IllegalArgumentException(MODEL_FAILURES_KEY + " entry '" + entry + "': the share '" + value
+                        + "' is not a number in [0, 1] (the share of the batches that fail)");
+            }
+            if (shares.put(key, share) != null) {
+                throw new IllegalArgumentException(MODEL_FAILURES_KEY + " entry '" + entry + "': " + key
+                        + " is given more than once");
+            }
+        }
+        return shares;
+    }
+
+    /** The {@code model} or {@code model:version} before the '=' of an entry of {@code option}. */
+    private static String entryKey(String entry, String option, String what) {
+        int eq = entry == null ? -1 : entry.indexOf('=');
+        String form = "model=" + what + " or model:version=" + what;
+        if (eq <= 0) {
+            throw new IllegalArgumentException(option + " entry '" + entry + "' is not of the form " + form);
+        }
+        String key = entry.substring(0, eq).trim();
+        int colon = key.indexOf(':');
+        String model = colon < 0 ? key : key.substring(0, colon).trim();
+        String version = colon < 0 ? null : key.substring(colon + 1).trim();
+        if (!NAME.matcher(model).matches() || (version != null && !NAME.matcher(version).matches())) {
+            throw new IllegalArgumentException(option + " entry '" + entry + "' is not of the form " + form
+                    + " (model and version: letters, digits, '.', '_', '-')");
+        }
+        return version == null ? model : model + ":" + version;
     }
 
     /** The slot layout of the weights, or null where there are none (subtask {@code i} on GPU {@code i mod count}). */
@@ -137,7 +209,8 @@ public record DeviceSettings(
                 int index = gpuIndex(subtaskIndex, parallelism, simulatedCount);
                 return SHARED.computeIfAbsent(List.of(this, index), k -> new SimulatedDevice("sim:" + index,
                         simulatedMemoryBytes, SpeedModel.parse(simulatedSpeed), modelSpeeds(simulatedModelSpeeds),
-                        LoadTimeModel.parse(simulatedLoadTime), intraOpThreads));
+                        modelFailures(simulatedModelFailures), LoadTimeModel.parse(simulatedLoadTime),
+                        intraOpThreads));
             }
             case "cuda":
             case "auto": {

@@ -113,7 +113,8 @@ public final class OnnxModel implements AutoCloseable {
             for (Map.Entry<String, DataType> input : inputTypes.entrySet()) {
                 feeds.put(input.getKey(), stack(input.getKey(), input.getValue(), requests, total));
             }
-            try (OrtSession.Result result = device.execute(id.name(), total, () -> session.run(feeds))) {
+            try (OrtSession.Result result = device.execute(id.name(), id.version(), requests.get(0).id(), total,
+                    () -> session.run(feeds))) {
                 List<List<Tensor>> perRequest = new ArrayList<>(requests.size());
                 for (int i = 0; i < samples.length; i++) {
                     perRequest.add(new ArrayList<>(outputNames.size()));

@@ -147,7 +147,21 @@ public final class GpuInferenceOptions {
                     .asList()
                     .defaultValues()
                     .withDescription("Per-model speeds overriding inference.device.simulated.speed, as "
-                            + "'model=A+B*b' entries separated by ';'.");
+                            + "'model=A+B*b' or 'model:version=A+B*b' entries separated by ';' (also 'cpu*F'); a "
+                            + "versioned entry wins over the model's, so one version can run slower than another.");
+
+    public static final ConfigOption<List<String>> SIMULATED_MODEL_FAILURES =
+            ConfigOptions.key("inference.device.simulated.model-failures")
+                    .stringType()
+                    .asList()
+                    .defaultValues()
+                    .withDescription("Shares of batches a simulated GPU fails on purpose, as 'model=S' or "
+                            + "'model:version=S' entries separated by ';', S in [0, 1] (a versioned entry wins): a "
+                            + "bad model version without a second network. A batch fails when a hash of model, "
+                            + "version and its first request id falls below S, so the same request fails again when "
+                            + "its batch is retried and batch isolation narrows the failure to it; its request is "
+                            + "answered INFERENCE_FAILED with a message naming the simulated failure, the job goes on. "
+                            + "Checked at configuration: a malformed entry or a share outside [0, 1] is refused.");
 
     public static final ConfigOption<String> SIMULATED_LOAD_TIME = ConfigOptions.key("inference.device.simulated.load-time")
             .stringType()

@@ -53,7 +53,8 @@ public record InferenceSettings(
                         config.get(GpuInferenceOptions.SIMULATED_SPEED),
                         config.get(GpuInferenceOptions.SIMULATED_MODEL_SPEEDS),
                         config.get(GpuInferenceOptions.SIMULATED_LOAD_TIME),
-                        config.get(GpuInferenceOptions.DEVICE_SLOT_WEIGHTS)),
+                        config.get(GpuInferenceOptions.DEVICE_SLOT_WEIGHTS),
+                        config.get(GpuInferenceOptions.SIMULATED_MODEL_FAILURES)),
                 new ModelCacheSettings(
                         config.get(GpuInferenceOptions.MAX_MODELS_PER_DEVICE),
                         config.get(GpuInferenceOptions.EVICTION_TIMEOUT),

@@ -4,12 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.onnxruntime.OrtException;
+import io.flinkgpu.inference.execution.BatchIsolation;
 import io.flinkgpu.inference.execution.OnnxModel;
 import io.flinkgpu.inference.model.ModelId;
+import io.flinkgpu.inference.protocol.ErrorCode;
+import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.RequestParameters;
 import io.flinkgpu.inference.protocol.Tensor;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -23,11 +29,15 @@ class SimulatedDeviceTest {
     static final Path AFFINE = Path.of("src/test/resources/models/affine-fp32/1/model.onnx");
 
     private static InferenceRequest affineRequest(int samples) {
+        return affineRequest("r", "1", samples);
+    }
+
+    private static InferenceRequest affineRequest(String id, String version, int samples) {
         float[] x = new float[samples * 4];
         for (int i = 0; i < x.length; i++) {
             x[i] = i * 0.25f - 1;
         }
-        return new InferenceRequest("r", "affine-fp32", "1", List.of(Tensor.ofFloats("x", new long[] {samples, 4}, x)),
+        return new InferenceRequest(id, "affine-fp32", version, List.of(Tensor.ofFloats("x", new long[] {samples, 4}, x)),
                 RequestParameters.DEFAULTS);
     }
 
@@ -173,6 +183,122 @@ class SimulatedDeviceTest {
             assertThat(elapsedMs).as("three 50 ms batches on one GPU run one after another").isGreaterThanOrEqualTo(150);
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void speedsAndFailuresNameAModelOrAModelVersionTheVersionedEntryWinning() {
+        Map<String, SpeedModel> speeds = DeviceSettings.modelSpeeds(List.of("m=2", " m:2 = 10+1*b", "n=cpu*3"));
+        assertThat(speeds).containsOnlyKeys("m", "m:2", "n");
+        SimulatedDevice device = new SimulatedDevice("sim:0", 64 * MIB, SpeedModel.parse("1"), speeds,
+                DeviceSettings.modelFailures(List.of("m:2=0.25", "n=1", "o=0")), LoadTimeModel.NONE, 1);
+        assertThat(device.speedOf("m", "2")).isEqualTo(SpeedModel.linear(10, 1));
+        assertThat(device.speedOf("m", "1")).isEqualTo(SpeedModel.linear(2, 0));
+        assertThat(device.speedOf("m", null)).isEqualTo(SpeedModel.linear(2, 0));
+        assertThat(device.speedOf("x", "2")).isEqualTo(SpeedModel.linear(1, 0));
+        assertThat(device.failureShareOf("m", "2")).isEqualTo(0.25);
+        assertThat(device.failureShareOf("m", "1")).isZero();
+        assertThat(device.failureShareOf("n", "7")).isEqualTo(1.0);
+        assertThat(device.failureShareOf("o", "1")).isZero();
+        assertThat(device.toString()).contains("failing on purpose");
+    }
+
+    @Test
+    void malformedSpeedAndFailureEntriesAreRefusedAtConfigurationNamingTheEntry() {
+        for (String bad : List.of("m:=2", ":2=2", "m 2=2", "m:2:3=2", "m:2=fast", "=2", "no-equals")) {
+            assertThatThrownBy(() -> new DeviceSettings("simulated", MIB, 0.9, 1, 1, MIB, "1", List.of(bad), "0",
+                    List.of(), List.of())).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(DeviceSettings.MODEL_SPEEDS_KEY).hasMessageContaining("'" + bad + "'");
+        }
+        for (String bad : List.of("m=1.5", "m=-0.1", "m=NaN", "m=often", "m:2=", "m", "m:=0.1", "=0.1")) {
+            assertThatThrownBy(() -> new DeviceSettings("simulated", MIB, 0.9, 1, 1, MIB, "1", List.of(), "0",
+                    List.of(), List.of(bad))).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(DeviceSettings.MODEL_FAILURES_KEY).hasMessageContaining("'" + bad + "'");
+        }
+        assertThatThrownBy(() -> DeviceSettings.modelFailures(List.of("m:2=0.1", "m:2 =0.2")))
+                .hasMessageContaining("'m:2 =0.2'").hasMessageContaining("more than once");
+        // well-formed ones pass, at the bounds too
+        new DeviceSettings("simulated", MIB, 0.9, 1, 1, MIB, "1", List.of("m:2=3+1*b"), "0", List.of(),
+                List.of("m:2=0.1", "m=0", "n:1=1"));
+    }
+
+    /** Runs {@code batches} one-sample batches of m:{@code version}; the set of those that failed. */
+    private static BitSet failed(SimulatedDevice device, String version, int batches, boolean withRequestIds)
+            throws Exception {
+        BitSet failed = new BitSet();
+        int[] ran = {0};
+        for (int i = 0; i < batches; i++) {
+            try {
+                device.execute("m", version, withRequestIds ? "req-" + i : null, 1, () -> ++ran[0]);
+            } catch (SimulatedFailureException e) {
+                assertThat(e).hasMessageContaining("simulated failure of m:" + version).hasMessageContaining("sim:");
+                failed.set(i);
+            }
+        }
+        assertThat(ran[0]).as("a failed batch does not run").isEqualTo(batches - failed.cardinality());
+        assertThat(device.isHealthy()).isTrue();
+        return failed;
+    }
+
+    private static SimulatedDevice failing(String id, Map<String, Double> failures) {
+        return new SimulatedDevice(id, 64 * MIB, SpeedModel.parse("0"), Map.of(), failures, LoadTimeModel.NONE, 1);
+    }
+
+    @Test
+    void aShareOfTheVersionsBatchesFailsTheSameOnesOnEveryRun() throws Exception {
+        for (boolean ids : new boolean[] {true, false}) {
+            BitSet first = failed(failing("sim:0", Map.of("m:2", 0.1)), "2", 2000, ids);
+            BitSet second = failed(failing("sim:1", Map.of("m:2", 0.1)), "2", 2000, ids);
+            assertThat(first.cardinality()).as("10%% of 2000 batches, seeded by %s", ids ? "request id" : "counter")
+                    .isBetween(160, 240);
+            assertThat(second).as("deterministic").isEqualTo(first);
+            assertThat(failed(failing("sim:2", Map.of("m:2", 0.1)), "1", 500, ids).cardinality())
+                    .as("other versions are not failed").isZero();
+        }
+        BitSet lot = failed(failing("sim:3", Map.of("m", 0.5, "m:2", 0.05)), "1", 2000, true);
+        assertThat(lot.cardinality()).as("the model's entry for version 1").isBetween(900, 1100);
+        assertThat(failed(failing("sim:4", Map.of("m", 0.5, "m:2", 0.05)), "2", 2000, true).cardinality())
+                .as("the versioned entry wins").isBetween(60, 140);
+        assertThat(failed(failing("sim:5", Map.of("m:2", 1.0)), "2", 50, true).cardinality()).isEqualTo(50);
+        assertThat(failed(failing("sim:6", Map.of("m:2", 0.0)), "2", 50, true).cardinality()).isZero();
+    }
+
+    @Test
+    void aSimulatedFailureBecomesAnErrorAnswerOfItsRequestNotAFault() throws Exception {
+        SimulatedDevice device = failing("sim:7", Map.of("affine-fp32:2", 0.3));
+        try (OnnxModel v2 = OnnxModel.load(new ModelId("affine-fp32", "2"), AFFINE, device);
+                OnnxModel v1 = OnnxModel.load(new ModelId("affine-fp32", "1"), AFFINE, device)) {
+            // which request ids fail their batch when they are first, as the device decides it
+            java.util.Set<String> poisonous = new java.util.HashSet<>();
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                if (SimulatedFailures.unit("affine-fp32:2#rq" + i) < 0.3) {
+                    poisonous.add("q" + i);
+                }
+                ids.add("q" + i);
+            }
+            String culprit = ids.stream().filter(poisonous::contains).findFirst().orElseThrow();
+            ids.remove(culprit);
+            ids.add(0, culprit);
+            List<InferenceRequest> batch = new ArrayList<>();
+            ids.subList(0, 16).forEach(id -> batch.add(affineRequest(id, "2", 1)));
+            List<List<Tensor>> outputs = new ArrayList<>(java.util.Collections.nCopies(16, null));
+            InferenceError[] errors = new InferenceError[16];
+            // the operator's path for a failed run: isolation, then an error answer per culprit
+            new BatchIsolation(v2::run, 16).run(batch, outputs, errors, (culprits, runs) -> { });
+            assertThat(errors[0].code()).isEqualTo(ErrorCode.INFERENCE_FAILED);
+            assertThat(errors[0].message()).contains("simulated failure of affine-fp32:2");
+            for (int i = 0; i < 16; i++) {
+                if (errors[i] == null) {
+                    assertThat(outputs.get(i)).as("answered " + i).isNotNull();
+                } else {
+                    assertThat(poisonous).as("only a request that fails when first fails").contains(ids.get(i));
+                }
+            }
+            assertThat(Arrays.stream(errors).filter(e -> e == null).count()).isPositive();
+            // version 1 of the same model on the same device is not failed
+            assertThat(v1.run(List.of(affineRequest(culprit, "1", 1)))).hasSize(1);
+            assertThat(device.isHealthy()).isTrue();
         }
     }
 }

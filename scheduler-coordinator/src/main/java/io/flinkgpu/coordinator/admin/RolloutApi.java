@@ -54,7 +54,7 @@ final class RolloutApi {
      */
     Object handle(String method, String path, JsonNode body) throws RolloutException {
         RolloutEngine engine = coordinator.rollouts();
-        long now = System.currentTimeMillis();
+        long now = coordinator.nowMillis();
         if (path.equals(PREFIX)) {
             switch (method) {
                 case "GET" -> {

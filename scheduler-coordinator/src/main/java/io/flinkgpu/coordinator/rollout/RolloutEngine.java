@@ -41,6 +41,8 @@ public final class RolloutEngine {
 
     private final RolloutStore store;
     private final RolloutSettings settings;
+    /** Decisions taken by this engine since it was made, by model and action (ROLLOUT_ prefix dropped, lower case). */
+    private final java.util.Map<String, java.util.Map<String, Long>> decisionCounts = new java.util.TreeMap<>();
 
     public RolloutEngine(RolloutStore store, RolloutSettings settings) {
         this.store = store;
@@ -161,6 +163,7 @@ public final class RolloutEngine {
         store.removeRollout(model);
         store.appendDecisions(List.of(new Decision(now, "ROLLOUT_FORGET", model, null, "removed the finished "
                 + r.describe() + "; the version policy serves '" + model + "' again")));
+        count(model, "ROLLOUT_FORGET");
         return r;
     }
 
@@ -318,6 +321,24 @@ public final class RolloutEngine {
     private void save(Rollout r, String action, String why, long now) {
         store.putRollout(r);
         store.appendDecisions(List.of(new Decision(now, action, r.model(), null, why)));
+        count(r.model(), action);
+    }
+
+    private void count(String model, String action) {
+        decisionCounts.computeIfAbsent(model, m -> new java.util.TreeMap<>())
+                .merge(action.replaceFirst("^ROLLOUT_", "").toLowerCase(Locale.ROOT), 1L, Long::sum);
+    }
+
+    /**
+     * The decisions this engine took since it was made (not since the store began: a restarted
+     * coordinator counts from 0, as Prometheus counters do), by model and then by action in lower
+     * case without its ROLLOUT_ prefix: start, promote, done, rollback, pause, resume, abort,
+     * reset, forget.
+     */
+    public synchronized java.util.Map<String, java.util.Map<String, Long>> decisionCounts() {
+        java.util.Map<String, java.util.Map<String, Long>> copy = new java.util.TreeMap<>();
+        decisionCounts.forEach((m, c) -> copy.put(m, new java.util.TreeMap<>(c)));
+        return copy;
     }
 
     /** Null where {@code steps} (fractions) is a valid step list, else what is wrong with it. */
