@@ -627,8 +627,7 @@ public final class FleetSimulator {
                 Duration.ofMillis(Math.round(config.warmTimeoutSeconds() * 1000)));
         // the forecast as coordinator.forecast.* configures it: the horizon of the fleet, the other settings' defaults
         DemandForecast forecast = new DemandForecast(config.forecastHorizonSeconds(),
-                CoordinatorOptions.FORECAST_LEVEL_SMOOTHING.defaultValue(),
-                CoordinatorOptions.FORECAST_TREND_SMOOTHING.defaultValue(),
+                CoordinatorOptions.FORECAST_WINDOW.defaultValue().toMillis() / 1000.0,
                 CoordinatorOptions.FORECAST_SIGNIFICANCE.defaultValue());
         coordinator = new Coordinator(source, new DemandEvaluator(256L << 20, 100, forecast), step, parallelism, warm,
                 new PublishPolicy(0.2), realizer, store, new CoordinatorMetrics(), clock.asClock());

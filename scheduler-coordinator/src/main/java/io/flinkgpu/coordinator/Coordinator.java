@@ -160,8 +160,7 @@ public final class Coordinator {
         return new DemandEvaluator(config.get(CoordinatorOptions.DEFAULT_MODEL_MEMORY).getBytes(),
                 config.get(CoordinatorOptions.DEFAULT_SLO).toMillis(), new io.flinkgpu.coordinator.evaluate.DemandForecast(
                         config.get(CoordinatorOptions.FORECAST_HORIZON).toMillis() / 1000.0,
-                        config.get(CoordinatorOptions.FORECAST_LEVEL_SMOOTHING),
-                        config.get(CoordinatorOptions.FORECAST_TREND_SMOOTHING),
+                        config.get(CoordinatorOptions.FORECAST_WINDOW).toMillis() / 1000.0,
                         config.get(CoordinatorOptions.FORECAST_SIGNIFICANCE)));
     }
 
@@ -261,8 +260,9 @@ public final class Coordinator {
         lastDemand = demand;
         if (!cycle.dryRun() && ratesMeasured(before)) {
             for (ModelDemand m : measured.models().values()) {
+                ModelDemand planned = demand.models().getOrDefault(m.model(), m);
                 store.appendLatency(m.model(), new LatencySample(cycle.now(), m.alphaMicros(), m.betaMicros(),
-                        m.ratePerSecond(), m.batchSize()));
+                        m.ratePerSecond(), m.batchSize(), planned.ratePerSecond()));
             }
         }
         return demand;

@@ -151,27 +151,24 @@ public final class CoordinatorOptions {
     public static final ConfigOption<Duration> FORECAST_HORIZON = ConfigOptions.key("coordinator.forecast.horizon")
             .durationType()
             .defaultValue(Duration.ofSeconds(15))
-            .withDescription("Plan for the demand this far ahead where it is rising: a per-model linear trend (Holt's "
-                    + "double exponential smoothing of the measured device-seconds per second) raises the demand the "
-                    + "planner sees to its forecast when the predicted rise exceeds 'coordinator.forecast.significance' "
-                    + "times the trend's own smoothed error, so a replica is loading before a ramp reaches it. It only "
-                    + "raises: scale-in follows the measured load. 0 turns it off.");
+            .withDescription("Plan for the demand this far ahead where it is rising: a per-model least-squares line "
+                    + "through the measured device-seconds per second of 'coordinator.forecast.window' raises the "
+                    + "demand the planner sees to its forecast when the slope's t statistic exceeds "
+                    + "'coordinator.forecast.significance', so a replica is loading before a ramp reaches it. It only "
+                    + "raises; the scale-in window holds the raised demand as it holds a measured one. 0 turns it off.");
 
-    public static final ConfigOption<Double> FORECAST_LEVEL_SMOOTHING = ConfigOptions.key("coordinator.forecast.level-smoothing")
-            .doubleType()
-            .defaultValue(0.5)
-            .withDescription("The forecast's level smoothing factor in (0, 1]: the weight of the newest measurement.");
-
-    public static final ConfigOption<Double> FORECAST_TREND_SMOOTHING = ConfigOptions.key("coordinator.forecast.trend-smoothing")
-            .doubleType()
-            .defaultValue(0.3)
-            .withDescription("The forecast's trend smoothing factor in (0, 1]: the weight of the newest change.");
+    public static final ConfigOption<Duration> FORECAST_WINDOW = ConfigOptions.key("coordinator.forecast.window")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(60))
+            .withDescription("How far back the forecast's trend is fitted: a least-squares line through each model's "
+                    + "measured device-seconds per second of this window. It needs at least 6 collections spanning a "
+                    + "quarter of the window before it raises anything.");
 
     public static final ConfigOption<Double> FORECAST_SIGNIFICANCE = ConfigOptions.key("coordinator.forecast.significance")
             .doubleType()
             .defaultValue(3.0)
-            .withDescription("A rise counts only if trend x horizon exceeds this many smoothed one-step errors (the "
-                    + "noise the trend has seen); on a steady noisy load nothing is raised.");
+            .withDescription("A rise counts only if the fitted slope exceeds this many of its standard errors (its t "
+                    + "statistic, from the fit's residuals); on a steady noisy load nothing is raised.");
 
     public static final ConfigOption<Double> WEIGHT_CHANGE = ConfigOptions.key("coordinator.plan.weight-change")
             .doubleType()

@@ -209,7 +209,8 @@ public final class PlacementStep {
 
     /**
      * Per model, the highest load within the scale-in window: the current device time per
-     * request times the highest rate the latency history recorded in the window.
+     * request times the highest rate the latency history recorded in the window, measured or
+     * planned (a forecast that added a replica holds it as long as a measurement would).
      */
     private Map<String, Double> recentPeakLoads(Demand demand, StateStore state, long now) {
         Map<String, Double> out = new TreeMap<>();
@@ -221,7 +222,7 @@ public final class PlacementStep {
             double peakRate = m.ratePerSecond();
             for (LatencySample s : state.latencyHistory(m.model())) {
                 if (now - s.atMillis() <= scaleInWindowMillis) {
-                    peakRate = Math.max(peakRate, s.ratePerSecond());
+                    peakRate = Math.max(peakRate, s.peakRatePerSecond());
                 }
             }
             out.put(m.model(), peakRate * perRequest);

@@ -89,4 +89,52 @@ class AutoscalingTest {
         assertThat(instances).isNotEmpty();
         assertThat(reversals).as("replica counts of the published plans: %s", instances).isLessThanOrEqualTo(1);
     }
+
+    /**
+     * A replica the forecast added is held through the scale-in window: the window's peak includes
+     * the planned (raised) load, so the cycle after the trend stops being significant does not give the
+     * replica back on a measurement that alone would never have asked for it (the flap of a replicate
+     * and a scale-in 1.5 s apart).
+     */
+    @Test
+    void aReplicaAddedForTheForecastIsHeldThroughTheScaleInWindow() {
+        FakeCluster cluster = new FakeCluster(2, 2);
+        CoordinatorTest.RecordingRealizer realizer = new CoordinatorTest.RecordingRealizer();
+        Coordinator c = coordinator(cluster, realizer, Duration.ofSeconds(15));
+        Random random = new Random(11);
+        long window = CoordinatorOptions.SCALE_IN_WINDOW.defaultValue().toMillis();
+        double keepOne = 0.7 * (1 - 0.15); // one instance suffices below target x (1 - hysteresis)
+        long lastNeedingTwo = Long.MIN_VALUE;
+        long replicatedAt = -1;
+        long scaledInAt = -1;
+        int before = 1;
+        for (int cycle = 0; cycle < 150; cycle++) {
+            // 0.2 device-s/s, a 75-s rise to 0.575, then level there (below one instance's 0.595), 2% noise
+            double load = cycle < 40 ? 0.2 : Math.min(0.575, 0.2 + 0.02 * (cycle - 39));
+            double rate = load / DEVICE_SECONDS_PER_REQUEST * (1 + 0.02 * random.nextGaussian());
+            cluster.serve("hot", 2000, 250, rate / 2, rate / 2);
+            Coordinator.CycleResult r = c.runOnce(false);
+            long now = cluster.clock().millis();
+            if (r.placement() != null) {
+                int instances = r.placement().placement().devices("hot").size();
+                if (instances > before && replicatedAt < 0) {
+                    replicatedAt = now;
+                }
+                if (instances < before && replicatedAt >= 0 && scaledInAt < 0) {
+                    scaledInAt = now;
+                    assertThat(now - lastNeedingTwo).as("scale-in %d ms after the last cycle planned above %.3f",
+                            now - lastNeedingTwo, keepOne).isGreaterThanOrEqualTo(window);
+                }
+                before = instances;
+            }
+            if (r.demand() != null && r.demand().models().containsKey("hot")
+                    && r.demand().models().get("hot").deviceSecondsPerSecond() > keepOne) {
+                lastNeedingTwo = now;
+            }
+            cluster.advance(2_000);
+        }
+        assertThat(replicatedAt).as("the forecast of the rise adds a replica the measurement never asks for")
+                .isPositive();
+        assertThat(scaledInAt).as("and it is given back once the window has seen the load level").isPositive();
+    }
 }

@@ -50,7 +50,7 @@ public final class DemandEvaluator {
     private final DemandForecast forecast;
 
     public DemandEvaluator(long defaultMemoryBytes, long defaultSloMillis) {
-        this(defaultMemoryBytes, defaultSloMillis, new DemandForecast(0, 1, 1, 0));
+        this(defaultMemoryBytes, defaultSloMillis, DemandForecast.off());
     }
 
     /** With a forecast step ({@link #forecast}); a horizon of 0 turns it off. */

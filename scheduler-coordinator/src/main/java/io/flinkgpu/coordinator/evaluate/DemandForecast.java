@@ -1,53 +1,61 @@
 package io.flinkgpu.coordinator.evaluate;
 
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
- * Forecast step: per model, Holt's linear trend (double exponential smoothing, on the measured
- * device-seconds per second at the collections' own times) predicts the demand {@code horizon}
- * ahead, and where a rising trend is significant the demand the planner sees is raised to that
- * forecast, so that a replica starts loading before a predictable ramp reaches it. Only ever
- * raises: scale-in follows the measured demand through the planner's own hysteresis and
- * stabilisation window, so noise cannot make the forecast reverse a decision.
+ * Forecast step: per model, a least-squares line through the measured device-seconds per second
+ * of the last {@code window} (at the collections' own times) predicts the demand {@code horizon}
+ * ahead, and where the line rises significantly the demand the planner sees is raised to that
+ * forecast, so that a replica starts loading before a predictable ramp reaches it.
  *
- * <p>Significant means the predicted rise {@code trend * horizon} exceeds {@code significance}
- * times the smoothed absolute one-step error (the noise the model has seen). On a steady noisy load
- * the trend wanders around zero within that band and nothing changes. A device that serves a raised
- * model gets a forecast rate too ({@link DeviceLoad#forecastRatePerSecond}): its measured requests
- * per second, each raised model's scaled by as much as the model's demand, which the parallelism
- * planner sizes slots by. State lives in memory; a
- * restarted coordinator learns the trend again within a few cycles.
+ * <p>The test: the slope's t statistic (slope over its standard error, from the residuals of the
+ * fit) must exceed {@code significance}, with at least {@value #MIN_SAMPLES} collections spanning at
+ * least a quarter of the window. The standard error shrinks as the window fills, so a steady noisy
+ * load, whose fitted slope wanders around zero within its error, is left as measured, and so are
+ * the first cycles after a start, when a few noisy collections would fit any slope. The forecast is
+ * the larger of the measurement and the line's value now, plus slope x horizon.
+ *
+ * <p>Only ever raises. The planner's scale-in stabilisation window takes the planned (raised) rate
+ * into its peak too, so a replica added for a forecast is not given back in the next cycle when the
+ * measurement alone would not have asked for it. A device that serves a raised model gets a
+ * forecast rate too ({@link DeviceLoad#forecastRatePerSecond}): its measured requests per second,
+ * each raised model's scaled by as much as the model's demand, which the parallelism planner sizes
+ * slots by. State lives in memory; a restarted coordinator has a forecast again once its window
+ * holds enough collections.
  */
 public final class DemandForecast {
-    private final double horizonSeconds;
-    private final double alpha;
-    private final double beta;
-    private final double significance;
-    private final Map<String, Holt> models = new HashMap<>();
+    /** Collections a line needs before it can raise anything. */
+    static final int MIN_SAMPLES = 6;
 
-    private static final class Holt {
-        double level;
-        double trend;
-        double error;
-        long atMillis;
-    }
+    private final double horizonSeconds;
+    private final double windowSeconds;
+    private final double significance;
+    private final Map<String, ArrayDeque<double[]>> models = new HashMap<>();
+
+    /** The line through a model's window: slope per second, its t statistic, and its value at the newest point. */
+    record Trend(double slope, double t, double levelNow, int samples) {}
 
     /**
      * @param horizonSeconds how far ahead to plan; 0 turns the step off
-     * @param alpha level smoothing in (0, 1]
-     * @param beta trend smoothing in (0, 1]
-     * @param significance how many smoothed errors the predicted rise must exceed
+     * @param windowSeconds how far back the line is fitted (> 0)
+     * @param significance the t statistic the slope must exceed (>= 0)
      */
-    public DemandForecast(double horizonSeconds, double alpha, double beta, double significance) {
-        if (horizonSeconds < 0 || !(alpha > 0 && alpha <= 1) || !(beta > 0 && beta <= 1) || significance < 0) {
-            throw new IllegalArgumentException("forecast: horizon >= 0, smoothing factors in (0, 1], significance >= 0");
+    public DemandForecast(double horizonSeconds, double windowSeconds, double significance) {
+        if (horizonSeconds < 0 || !(windowSeconds > 0) || !(significance >= 0)) {
+            throw new IllegalArgumentException("forecast: horizon >= 0, window > 0, significance >= 0");
         }
         this.horizonSeconds = horizonSeconds;
-        this.alpha = alpha;
-        this.beta = beta;
+        this.windowSeconds = windowSeconds;
         this.significance = significance;
+    }
+
+    /** Turned off: the demand passes unchanged. */
+    public static DemandForecast off() {
+        return new DemandForecast(0, 60, 3);
     }
 
     public boolean enabled() {
@@ -56,7 +64,7 @@ public final class DemandForecast {
 
     /**
      * The demand to plan for: {@code measured}, with each model whose rise is significant raised to
-     * its forecast. {@code learn}: update the models' state (false for dry runs).
+     * its forecast. {@code learn}: add this collection to the models' windows (false for dry runs).
      */
     public Demand apply(Demand measured, boolean learn) {
         if (!enabled()) {
@@ -66,25 +74,79 @@ public final class DemandForecast {
         Map<String, Double> raised = new HashMap<>();
         for (ModelDemand m : measured.models().values()) {
             double x = m.deviceSecondsPerSecond();
-            Holt h = models.get(m.model());
-            Holt next = step(h, x, measured.atMillis());
+            ArrayDeque<double[]> window = new ArrayDeque<>(models.getOrDefault(m.model(), new ArrayDeque<>()));
+            add(window, measured.atMillis() / 1000.0, x);
             if (learn) {
-                models.put(m.model(), next);
+                models.put(m.model(), window);
             }
-            double rise = next.trend * horizonSeconds;
-            double forecast = next.level + rise;
-            if (h != null && next.trend > 0 && rise > significance * next.error && forecast > x) {
+            Trend trend = fit(window);
+            double forecast = Math.max(x, trend.levelNow()) + trend.slope() * horizonSeconds;
+            if (trend.samples() >= MIN_SAMPLES && span(window) >= windowSeconds / 4 && trend.slope() > 0
+                    && trend.t() > significance && forecast > x) {
                 double scale = x > 0 ? forecast / x : 1;
                 raised.put(m.model(), scale);
                 out.put(m.model(), new ModelDemand(m.model(), m.version(), m.ratePerSecond() * scale, m.batchSize(),
                         forecast, m.memoryBytes(), m.alphaMicros(), m.betaMicros(), m.servedOn(),
-                        m.reason() + String.format("; forecast %.3f device-s/s in %.0f s (trend %+.4f per s, noise %.3f)",
-                                forecast, horizonSeconds, next.trend, next.error), m.tenantRates()));
+                        m.reason() + String.format(Locale.ROOT, "; forecast %.3f device-s/s in %.0f s (trend %+.4f "
+                                + "per s over %d collections in %.0f s, t = %.1f > %.1f)", forecast, horizonSeconds,
+                                trend.slope(), trend.samples(), span(window), trend.t(), significance),
+                        m.tenantRates()));
             } else {
                 out.put(m.model(), m);
             }
         }
         return new Demand(measured.atMillis(), measured.parallelism(), out, devices(measured.devices(), raised));
+    }
+
+    private void add(ArrayDeque<double[]> window, double atSeconds, double x) {
+        while (!window.isEmpty() && window.peekLast()[0] >= atSeconds) {
+            window.pollLast(); // a collection at the same time (or a clock that went back) replaces the newer ones
+        }
+        window.addLast(new double[] {atSeconds, x});
+        while (window.peekFirst()[0] < atSeconds - windowSeconds) {
+            window.pollFirst();
+        }
+    }
+
+    private static double span(ArrayDeque<double[]> window) {
+        return window.isEmpty() ? 0 : window.peekLast()[0] - window.peekFirst()[0];
+    }
+
+    /** Ordinary least squares through the window, with the slope's t statistic (NaN-free: 0 where undefined). */
+    static Trend fit(ArrayDeque<double[]> window) {
+        int n = window.size();
+        if (n < 3) {
+            return new Trend(0, 0, n == 0 ? 0 : window.peekLast()[1], n);
+        }
+        double t0 = window.peekLast()[0];
+        double st = 0;
+        double sx = 0;
+        for (double[] p : window) {
+            st += p[0] - t0;
+            sx += p[1];
+        }
+        double mt = st / n;
+        double mx = sx / n;
+        double stt = 0;
+        double stx = 0;
+        for (double[] p : window) {
+            double dt = p[0] - t0 - mt;
+            stt += dt * dt;
+            stx += dt * (p[1] - mx);
+        }
+        if (!(stt > 0)) {
+            return new Trend(0, 0, mx, n);
+        }
+        double slope = stx / stt;
+        double intercept = mx - slope * mt; // the line's value at t0, the newest collection
+        double ssr = 0;
+        for (double[] p : window) {
+            double r = p[1] - (intercept + slope * (p[0] - t0));
+            ssr += r * r;
+        }
+        double se = Math.sqrt(ssr / (n - 2) / stt);
+        double t = se > 0 ? slope / se : slope > 0 ? Double.POSITIVE_INFINITY : slope < 0 ? Double.NEGATIVE_INFINITY : 0;
+        return new Trend(slope, t, intercept, n);
     }
 
     /**
@@ -110,25 +172,9 @@ public final class DemandForecast {
         return out;
     }
 
-    /** The state after observing {@code x} at {@code atMillis} (a new state; {@code h} is not changed). */
-    private Holt step(Holt h, double x, long atMillis) {
-        Holt n = new Holt();
-        n.atMillis = atMillis;
-        if (h == null) {
-            n.level = x;
-            return n;
-        }
-        double dt = Math.max(1e-3, (atMillis - h.atMillis) / 1000.0);
-        double predicted = h.level + h.trend * dt;
-        n.level = alpha * x + (1 - alpha) * predicted;
-        n.trend = beta * (n.level - h.level) / dt + (1 - beta) * h.trend;
-        n.error = h.error == 0 && h.trend == 0 ? Math.abs(x - predicted) : 0.3 * Math.abs(x - predicted) + 0.7 * h.error;
-        return n;
-    }
-
-    /** The smoothed trend of {@code model} in device-seconds per second per second (for tests). */
-    double trend(String model) {
-        Holt h = models.get(model);
-        return h == null ? 0 : h.trend;
+    /** The line through {@code model}'s window, device-seconds per second per second (for tests). */
+    Trend trend(String model) {
+        ArrayDeque<double[]> w = models.get(model);
+        return w == null ? new Trend(0, 0, 0, 0) : fit(w);
     }
 }

@@ -57,8 +57,11 @@ class StateStoreTest {
             assertThat(s.models().get("m").memoryBytes()).isEqualTo(1 << 20);
 
             s.appendLatency("m", new LatencySample(1, 500, 20, 100, 4));
-            s.appendLatency("m", new LatencySample(2, 510, 21, 120, 5));
+            s.appendLatency("m", new LatencySample(2, 510, 21, 120, 5, 180));
             assertThat(s.latencyHistory("m")).extracting(LatencySample::atMillis).containsExactly(1L, 2L);
+            assertThat(s.latencyHistory("m")).extracting(LatencySample::peakRatePerSecond)
+                    .as("the planned (forecast) rate survives, the measured one stands in where none was planned")
+                    .containsExactly(100.0, 180.0);
             assertThat(s.latencyHistory("other")).isEmpty();
 
             Placement p = Placement.of(Map.of("m", Set.of("sim:0", "sim:1")));
