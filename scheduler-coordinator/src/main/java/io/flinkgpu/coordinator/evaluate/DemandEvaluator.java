@@ -18,7 +18,8 @@ import java.util.TreeSet;
  *
  * <ul>
  *   <li>rate: the growth of {@code requestsIn} between the snapshots (a counter that went down
- *       means a restart: the subtask is left out of that rate);
+ *       means a restart: the subtask is left out of that rate; so is a model a subtask reports for
+ *       the first time, whose counter may have run since before the previous snapshot);
  *   <li>batch size: where the operator reports its batch cap ({@code batchCap}), the batch one
  *       instance holding the model's whole traffic would fill and run within half the model's SLO
  *       (the largest b with {@code b / rate + alpha + beta * b} within it, {@code rate} the model's
@@ -84,10 +85,19 @@ public final class DemandEvaluator {
                 byModel.computeIfAbsent(m.model(), k -> new ArrayList<>()).add(m);
                 if (before != null && seconds > 0) {
                     ModelSample b = model(before, m.model(), m.version());
-                    double was = b == null ? 0 : nz(b.requestsIn());
+                    if (b == null || !Double.isFinite(b.requestsIn())) {
+                        // first reported now: its counter may have counted since long before the previous
+                        // collection (Flink's REST shows a metric some time after it is registered), so
+                        // its growth over this interval is unknown; it is served here, its rate comes next cycle
+                        if (nz(m.requestsIn()) > 0 && s.deviceId() != null) {
+                            servedOn.computeIfAbsent(m.model(), k -> new TreeSet<>()).add(s.deviceId());
+                        }
+                        continue;
+                    }
+                    double was = nz(b.requestsIn());
                     double delta = nz(m.requestsIn()) - was;
                     for (Map.Entry<String, Double> t : m.tenantRequestsIn().entrySet()) {
-                        double tenantWas = b == null ? 0 : nz(b.tenantRequestsIn().getOrDefault(t.getKey(), 0.0));
+                        double tenantWas = nz(b.tenantRequestsIn().getOrDefault(t.getKey(), 0.0));
                         double tenantDelta = nz(t.getValue()) - tenantWas;
                         if (tenantDelta > 0) {
                             tenantRates.computeIfAbsent(m.model(), k -> new TreeMap<>())

@@ -97,6 +97,26 @@ class DemandEvaluatorTest {
     }
 
     @Test
+    void aModelASubtaskReportsForTheFirstTimeHasNoRateYetButIsServedThere() throws Exception {
+        // the job ran a minute before its model's metrics showed in the collection: the first snapshot
+        // has the subtask but not the model, the next its whole counter (3000 requests), 1 s later
+        FakeCluster cluster = new FakeCluster(1, 1);
+        MetricSnapshot empty = cluster.collect();
+        cluster.serve("m", 1000, 100, 50);
+        cluster.advance(60_000);
+        MetricSnapshot first = cluster.collect();
+        MetricSnapshot shifted = new MetricSnapshot(empty.atMillis() + 59_000, empty.jobId(), empty.vertexId(),
+                empty.parallelism(),
+                empty.subtasks());
+        Demand d = evaluator.evaluate(shifted, first, Map.of(), Map.of());
+        assertThat(d.models().get("m").ratePerSecond()).as("not 3000 requests over 1 s").isZero();
+        assertThat(d.models().get("m").servedOn()).containsExactly("sim:0");
+        cluster.advance(10_000);
+        Demand next = evaluator.evaluate(first, cluster.collect(), Map.of(), Map.of());
+        assertThat(next.models().get("m").ratePerSecond()).isCloseTo(50, within(1e-6));
+    }
+
+    @Test
     void undeployedModelsHaveNoDemandAndDeployedOnesWithoutTrafficDo() throws Exception {
         FakeCluster cluster = new FakeCluster(1, 1).serve("old", 1000, 100, 10);
         Demand d = evaluator.evaluate(null, cluster.collect(), Map.of(
