@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>collect ({@link MetricSource}): the inference operator's metrics;
  *   <li>evaluate ({@link DemandEvaluator}): each model's demand and each device's load, from this
- *       collection and the previous one, so the first collection only measures;
+ *       collection and the newest one at least {@code coordinator.rate-window} older (the previous
+ *       one right after a start), so the first collection only measures;
  *   <li>plan ({@link PlacementStep}): weighted DRF placement from where the fleet is; models whose
  *       request counters stood still for {@code coordinator.plan.scale-to-zero-after} get no instance;
  *   <li>rescale ({@link ParallelismStep}): a parallelism change restarts the job and ends the cycle;
@@ -88,6 +89,8 @@ public final class Coordinator {
     private final RolloutEngine rollouts;
 
     private volatile MetricSnapshot previous;
+    /** The recent collections, oldest first: rates are measured against the newest one at least the rate window old. */
+    private final java.util.ArrayDeque<MetricSnapshot> recent = new java.util.ArrayDeque<>();
     private volatile Demand lastDemand;
     private volatile List<DeviceSpec> lastDevices = List.of();
     private volatile Map<String, TenantAccounting.TenantUsage> lastTenantUsage = Map.of();
@@ -158,7 +161,8 @@ public final class Coordinator {
 
     private static DemandEvaluator demandEvaluator(ReadableConfig config) {
         return new DemandEvaluator(config.get(CoordinatorOptions.DEFAULT_MODEL_MEMORY).getBytes(),
-                config.get(CoordinatorOptions.DEFAULT_SLO).toMillis(), new io.flinkgpu.coordinator.evaluate.DemandForecast(
+                config.get(CoordinatorOptions.DEFAULT_SLO).toMillis(), config.get(CoordinatorOptions.RATE_WINDOW).toMillis(),
+                new io.flinkgpu.coordinator.evaluate.DemandForecast(
                         config.get(CoordinatorOptions.FORECAST_HORIZON).toMillis() / 1000.0,
                         config.get(CoordinatorOptions.FORECAST_WINDOW).toMillis() / 1000.0,
                         config.get(CoordinatorOptions.FORECAST_SIGNIFICANCE)));
@@ -191,7 +195,7 @@ public final class Coordinator {
         } catch (MetricSource.CollectException e) {
             return collectionFailed(e);
         }
-        MetricSnapshot before = previous;
+        MetricSnapshot before = baseline(snapshot);
         Demand demand = evaluate(before, snapshot, cycle);
         advanceRollouts(snapshot, cycle);
         metrics.paused(store.paused());
@@ -206,6 +210,7 @@ public final class Coordinator {
         List<Decision> decisions = new ArrayList<>(proposal.decisions());
         if (parallelism.rescale(snapshot, demand, cycle.now(), dryRun, decisions)) {
             previous = null; // the job restarts at another parallelism: its counters start again, so measure afresh
+            recent.clear();
             return hold(cycle, last, proposal, demand, decisions, "rescaling");
         }
         WarmRouting.Result routing = warmRouting.apply(last, proposal, snapshot, demand.parallelism(), cycle.now(),
@@ -257,6 +262,7 @@ public final class Coordinator {
         // What the planner sees: significant rising trends raised to their forecast; the history keeps measurements.
         Demand demand = ratesMeasured(before) ? evaluator.forecast(measured, !cycle.dryRun()) : measured;
         previous = snapshot;
+        remember(snapshot);
         lastDemand = demand;
         if (!cycle.dryRun() && ratesMeasured(before)) {
             for (ModelDemand m : measured.models().values()) {
@@ -447,6 +453,41 @@ public final class Coordinator {
         String head = first ? "initial plan" : plan.changesPlacement() ? "placement changed"
                 : routed ? "warmed-up instances routed" : "routing weights changed";
         return parts.isEmpty() ? head : head + ": " + String.join("; ", parts);
+    }
+
+    /**
+     * The collection to measure rates against: the newest one at least the evaluator's rate window
+     * older than {@code current}, else the oldest kept (right after a start, the previous one). A
+     * rate over one short cycle aliases with the moments Flink's REST API refreshed its counters
+     * (one cycle sees a stale counter, the next twice the growth); over the window that error is
+     * spread thin.
+     */
+    private MetricSnapshot baseline(MetricSnapshot current) {
+        long window = evaluator.rateWindowMillis();
+        java.util.Iterator<MetricSnapshot> newestFirst = recent.descendingIterator();
+        while (newestFirst.hasNext()) {
+            MetricSnapshot s = newestFirst.next();
+            if (current.atMillis() - s.atMillis() >= window) {
+                return s;
+            }
+        }
+        return recent.peekFirst();
+    }
+
+    /** Keeps {@code snapshot}, and of the older ones only those a later baseline can still pick. */
+    private void remember(MetricSnapshot snapshot) {
+        recent.addLast(snapshot);
+        long window = evaluator.rateWindowMillis();
+        while (recent.size() > 1) {
+            java.util.Iterator<MetricSnapshot> it = recent.iterator();
+            it.next();
+            MetricSnapshot second = it.next();
+            if (snapshot.atMillis() - second.atMillis() >= window) {
+                recent.pollFirst(); // the second-oldest already covers the window
+            } else {
+                break;
+            }
+        }
     }
 
     /** The last collection (job and inference vertex ids), or null before the first. */

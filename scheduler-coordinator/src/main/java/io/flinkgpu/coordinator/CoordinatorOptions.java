@@ -53,6 +53,16 @@ public final class CoordinatorOptions {
                     + "on the cluster, or decisions lag by up to that much.");
 
     // ---- evaluate -----------------------------------------------------------------------
+    public static final ConfigOption<Duration> RATE_WINDOW = ConfigOptions.key("coordinator.rate-window")
+            .durationType()
+            .defaultValue(Duration.ofSeconds(10))
+            .withDescription("Request rates are the growth of the operator's counters since the newest collection at "
+                    + "least this old (the previous one until the coordinator has run this long). Flink's REST API "
+                    + "refreshes counters every metrics.fetcher.update-interval, so a rate over one short cycle can "
+                    + "read a stale counter and then twice the growth; keep this at least twice that interval. "
+                    + "Scaling up follows the latest rate, so a spike over one cycle would add a replica. 0: the "
+                    + "previous collection.");
+
     public static final ConfigOption<MemorySize> DEFAULT_MODEL_MEMORY = ConfigOptions.key("coordinator.model.default-memory")
             .memoryType()
             .defaultValue(MemorySize.parse("256mb"))

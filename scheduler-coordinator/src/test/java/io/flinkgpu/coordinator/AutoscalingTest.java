@@ -137,4 +137,49 @@ class AutoscalingTest {
                 .isPositive();
         assertThat(scaledInAt).as("and it is given back once the window has seen the load level").isPositive();
     }
+
+    /**
+     * Flink's REST API serves the counters of its last fetch: here every third collection repeats
+     * the one before's counters (at its own time), so a rate over one 2-s cycle reads 0 and then
+     * twice the rate. Measured over the rate window (10 s by default) that error is a fifth, and a
+     * steady load below one instance's target keeps one instance; over one cycle the spikes replicate it.
+     */
+    @Test
+    void countersOneFetchBehindDoNotReplicateASteadyLoadOverTheRateWindow() {
+        assertThat(replicasOnStaleCounters(CoordinatorOptions.RATE_WINDOW.defaultValue())).as("rate window")
+                .isEqualTo(1);
+        assertThat(replicasOnStaleCounters(Duration.ZERO)).as("rates over one cycle").isEqualTo(2);
+    }
+
+    /** The most instances of "hot" over five minutes of 0.5 device-s/s with stale counters. */
+    static int replicasOnStaleCounters(Duration rateWindow) {
+        FakeCluster cluster = new FakeCluster(2, 2);
+        double rate = 0.5 / DEVICE_SECONDS_PER_REQUEST;
+        cluster.serve("hot", 2000, 250, rate / 2, rate / 2);
+        int[] collections = {0};
+        io.flinkgpu.coordinator.collect.MetricSnapshot[] last = {null};
+        io.flinkgpu.coordinator.collect.MetricSource stale = () -> {
+            io.flinkgpu.coordinator.collect.MetricSnapshot fresh = cluster.collect();
+            io.flinkgpu.coordinator.collect.MetricSnapshot served = collections[0]++ % 3 == 2 && last[0] != null
+                    ? new io.flinkgpu.coordinator.collect.MetricSnapshot(fresh.atMillis(), fresh.jobId(),
+                            fresh.vertexId(), fresh.parallelism(), last[0].subtasks())
+                    : fresh;
+            last[0] = served;
+            return served;
+        };
+        org.apache.flink.configuration.Configuration c = CoordinatorTest.config();
+        c.set(CoordinatorOptions.RATE_WINDOW, rateWindow);
+        c.set(CoordinatorOptions.FORECAST_HORIZON, Duration.ZERO);
+        Coordinator coordinator = new Coordinator(c, stale, new CoordinatorTest.RecordingRealizer(),
+                new InMemoryStateStore(), new CoordinatorMetrics(), cluster.clock());
+        int most = 0;
+        for (int cycle = 0; cycle < 150; cycle++) {
+            Coordinator.CycleResult r = coordinator.runOnce(false);
+            if (r.placement() != null) {
+                most = Math.max(most, r.placement().placement().devices("hot").size());
+            }
+            cluster.advance(2_000);
+        }
+        return most;
+    }
 }

@@ -49,16 +49,35 @@ public final class DemandEvaluator {
     private final long defaultSloMillis;
 
     private final DemandForecast forecast;
+    private final long rateWindowMillis;
 
     public DemandEvaluator(long defaultMemoryBytes, long defaultSloMillis) {
         this(defaultMemoryBytes, defaultSloMillis, DemandForecast.off());
     }
 
-    /** With a forecast step ({@link #forecast}); a horizon of 0 turns it off. */
+    /** With a forecast step ({@link #forecast}); a horizon of 0 turns it off. Rates over one cycle. */
     public DemandEvaluator(long defaultMemoryBytes, long defaultSloMillis, DemandForecast forecast) {
+        this(defaultMemoryBytes, defaultSloMillis, 0, forecast);
+    }
+
+    /**
+     * @param rateWindowMillis rates are measured against the newest collection at least this old
+     *     (the control loop picks it, {@link #rateWindowMillis}); 0: the previous collection
+     */
+    public DemandEvaluator(long defaultMemoryBytes, long defaultSloMillis, long rateWindowMillis,
+            DemandForecast forecast) {
+        if (rateWindowMillis < 0) {
+            throw new IllegalArgumentException("rate window >= 0");
+        }
         this.defaultMemoryBytes = defaultMemoryBytes;
         this.defaultSloMillis = defaultSloMillis;
+        this.rateWindowMillis = rateWindowMillis;
         this.forecast = forecast;
+    }
+
+    /** How far back the control loop measures rates ({@code coordinator.rate-window}). */
+    public long rateWindowMillis() {
+        return rateWindowMillis;
     }
 
     /**

@@ -107,9 +107,11 @@ class MetricCollectorTest {
             java.io.PrintStream out = new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8);
             int rc = 1;
             long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
-            // until the job has served requests (its per-model metrics appear with the first ones)
-            while (System.nanoTime() < deadline
-                    && (rc != 0 || !bytes.toString(java.nio.charset.StandardCharsets.UTF_8).contains("\"routes\" : [ {"))) {
+            // until the job has served requests and both of the dry run's collections had its per-model
+            // metrics (they appear with the first requests; a model first seen in the second has no rate yet)
+            while (System.nanoTime() < deadline && (rc != 0
+                    || !bytes.toString(java.nio.charset.StandardCharsets.UTF_8).contains("\"routes\" : [ {")
+                    || !bytes.toString(java.nio.charset.StandardCharsets.UTF_8).contains("# DEMAND fashion-mnist-cnn: rate"))) {
                 bytes.reset();
                 rc = io.flinkgpu.coordinator.service.CoordinatorMainAccess.dryRun(config, Duration.ofSeconds(2), out);
             }
