@@ -165,7 +165,8 @@ public final class Coordinator {
                 new io.flinkgpu.coordinator.evaluate.DemandForecast(
                         config.get(CoordinatorOptions.FORECAST_HORIZON).toMillis() / 1000.0,
                         config.get(CoordinatorOptions.FORECAST_WINDOW).toMillis() / 1000.0,
-                        config.get(CoordinatorOptions.FORECAST_SIGNIFICANCE)));
+                        config.get(CoordinatorOptions.FORECAST_SIGNIFICANCE),
+                        config.get(CoordinatorOptions.RATE_WINDOW).toMillis() / 1000.0));
     }
 
     /** Publishes the last recorded plan again (same epoch), so a restarted coordinator's job is in step. */

@@ -169,7 +169,7 @@ public final class CoordinatorOptions {
 
     public static final ConfigOption<Duration> FORECAST_WINDOW = ConfigOptions.key("coordinator.forecast.window")
             .durationType()
-            .defaultValue(Duration.ofSeconds(60))
+            .defaultValue(Duration.ofSeconds(30))
             .withDescription("How far back the forecast's trend is fitted: a least-squares line through each model's "
                     + "measured device-seconds per second of this window. It needs at least 6 collections spanning a "
                     + "quarter of the window before it raises anything.");

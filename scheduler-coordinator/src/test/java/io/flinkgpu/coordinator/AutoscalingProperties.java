@@ -16,7 +16,7 @@ import net.jqwik.api.constraints.LongRange;
 /**
  * The replica count on a steady noisy load, through the whole loop on a fake cluster, over the
  * forecast's and the planner's settings together with the load: whatever the horizon, window,
- * significance, scale-in window, cycle length, noise and seed, ten minutes of a load whose mean
+ * significance, scale-in window, rate window, cycle length, noise and seed, ten minutes of a load whose mean
  * stays below one instance's target by three and a half standard deviations reverse the replica
  * count at most once: a forecast that raised on noise would add replicas here, and the scale-in
  * window would give each back.
@@ -30,6 +30,7 @@ class AutoscalingProperties {
             @ForAll @DoubleRange(min = 3, max = 5) double significance,
             @ForAll @IntRange(min = 10, max = 120) int scaleInWindowSeconds,
             @ForAll @IntRange(min = 1000, max = 3000) int cycleMillis,
+            @ForAll @IntRange(min = 0, max = 20) int rateWindowSeconds,
             @ForAll @DoubleRange(min = 0, max = 0.2) double noise,
             @ForAll @DoubleRange(min = 0.3, max = 1) double meanShare,
             @ForAll @LongRange(min = 0, max = 1_000_000) long seed) {
@@ -38,6 +39,7 @@ class AutoscalingProperties {
         c.set(CoordinatorOptions.FORECAST_WINDOW, Duration.ofSeconds(windowSeconds));
         c.set(CoordinatorOptions.FORECAST_SIGNIFICANCE, significance);
         c.set(CoordinatorOptions.SCALE_IN_WINDOW, Duration.ofSeconds(scaleInWindowSeconds));
+        c.set(CoordinatorOptions.RATE_WINDOW, Duration.ofSeconds(rateWindowSeconds));
         FakeCluster cluster = new FakeCluster(2, 2);
         CoordinatorTest.RecordingRealizer realizer = new CoordinatorTest.RecordingRealizer();
         Coordinator coordinator = new Coordinator(c, cluster, realizer, new InMemoryStateStore(),

@@ -34,6 +34,7 @@ public final class DemandForecast {
     private final double horizonSeconds;
     private final double windowSeconds;
     private final double significance;
+    private final double measurementSeconds;
     private final Map<String, ArrayDeque<double[]>> models = new HashMap<>();
 
     /** The line through a model's window: slope per second, its t statistic, and its value at the newest point. */
@@ -45,12 +46,25 @@ public final class DemandForecast {
      * @param significance the t statistic the slope must exceed (>= 0)
      */
     public DemandForecast(double horizonSeconds, double windowSeconds, double significance) {
-        if (horizonSeconds < 0 || !(windowSeconds > 0) || !(significance >= 0)) {
-            throw new IllegalArgumentException("forecast: horizon >= 0, window > 0, significance >= 0");
+        this(horizonSeconds, windowSeconds, significance, 0);
+    }
+
+    /**
+     * @param measurementSeconds how long a span each measurement is a mean over (the control loop's
+     *     rate window): measurements closer than that share counts, so their errors are correlated and
+     *     the fit's own standard error is too small; it is widened by sqrt(span / spacing) and a line
+     *     needs points over at least two spans ({@link #fit(ArrayDeque, double)}). 0: independent
+     */
+    public DemandForecast(double horizonSeconds, double windowSeconds, double significance,
+            double measurementSeconds) {
+        if (horizonSeconds < 0 || !(windowSeconds > 0) || !(significance >= 0) || !(measurementSeconds >= 0)) {
+            throw new IllegalArgumentException(
+                    "forecast: horizon >= 0, window > 0, significance >= 0, measurement span >= 0");
         }
         this.horizonSeconds = horizonSeconds;
         this.windowSeconds = windowSeconds;
         this.significance = significance;
+        this.measurementSeconds = measurementSeconds;
     }
 
     /** Turned off: the demand passes unchanged. */
@@ -79,7 +93,7 @@ public final class DemandForecast {
             if (learn) {
                 models.put(m.model(), window);
             }
-            Trend trend = fit(window);
+            Trend trend = fit(window, measurementSeconds);
             double forecast = Math.max(x, trend.levelNow()) + trend.slope() * horizonSeconds;
             if (trend.samples() >= MIN_SAMPLES && span(window) >= windowSeconds / 4 && trend.slope() > 0
                     && trend.t() > significance && forecast > x) {
@@ -112,8 +126,18 @@ public final class DemandForecast {
         return window.isEmpty() ? 0 : window.peekLast()[0] - window.peekFirst()[0];
     }
 
-    /** Ordinary least squares through the window, with the slope's t statistic (NaN-free: 0 where undefined). */
+    /** Ordinary least squares through the window, with the slope's t statistic (independent measurements). */
     static Trend fit(ArrayDeque<double[]> window) {
+        return fit(window, 0);
+    }
+
+    /**
+     * Ordinary least squares through the window, with the slope's t statistic (0 where undefined).
+     * Where each measurement is a mean over {@code measurementSeconds} and they are closer than that,
+     * the standard error is widened by sqrt(measurementSeconds / mean spacing) (overlapping means
+     * count each request several times), and a window shorter than two such spans gets t = 0.
+     */
+    static Trend fit(ArrayDeque<double[]> window, double measurementSeconds) {
         int n = window.size();
         if (n < 3) {
             return new Trend(0, 0, n == 0 ? 0 : window.peekLast()[1], n);
@@ -145,6 +169,13 @@ public final class DemandForecast {
             ssr += r * r;
         }
         double se = Math.sqrt(ssr / (n - 2) / stt);
+        double span = window.peekLast()[0] - window.peekFirst()[0];
+        if (measurementSeconds > 0) {
+            if (span < 2 * measurementSeconds) {
+                return new Trend(slope, 0, intercept, n);
+            }
+            se *= Math.sqrt(Math.max(1, measurementSeconds / (span / (n - 1))));
+        }
         double t = se > 0 ? slope / se : slope > 0 ? Double.POSITIVE_INFINITY : slope < 0 ? Double.NEGATIVE_INFINITY : 0;
         return new Trend(slope, t, intercept, n);
     }

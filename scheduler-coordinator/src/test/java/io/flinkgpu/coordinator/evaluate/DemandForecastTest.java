@@ -127,4 +127,25 @@ class DemandForecastTest {
                 org.assertj.core.data.Offset.offset(1e-9));
         assertThat(last.devices().get("sim:1").forecastRatePerSecond()).as("serves no raised model").isNaN();
     }
+
+    @Test
+    void measurementsThatAreMeansOverOverlappingSpansWidenTheSlopesError() {
+        // 2-s collections of a 10-s mean: five collections share each request, so the fit's own error is
+        // widened by sqrt(10 / 2); a window under two spans (20 s) says nothing
+        java.util.ArrayDeque<double[]> w = new java.util.ArrayDeque<>();
+        Random random = new Random(3);
+        for (int i = 0; i < 16; i++) {
+            w.add(new double[] {2.0 * i, 0.5 + 0.001 * i + 0.01 * random.nextGaussian()});
+        }
+        DemandForecast.Trend independent = DemandForecast.fit(w, 0);
+        DemandForecast.Trend overlapping = DemandForecast.fit(w, 10);
+        assertThat(overlapping.slope()).isEqualTo(independent.slope());
+        assertThat(overlapping.t()).isCloseTo(independent.t() / Math.sqrt(5), org.assertj.core.data.Offset.offset(1e-9));
+        java.util.ArrayDeque<double[]> shorter = new java.util.ArrayDeque<>();
+        for (int i = 0; i < 10; i++) { // 18 s < 2 x 10 s
+            shorter.add(new double[] {2.0 * i, 0.5 + 0.05 * i});
+        }
+        assertThat(DemandForecast.fit(shorter, 10).t()).isZero();
+        assertThat(DemandForecast.fit(shorter, 0).t()).isPositive();
+    }
 }
