@@ -188,8 +188,9 @@ class CoordinatorEndToEndTest {
                 Duration toDecision = Duration.ofNanos(System.nanoTime() - stepAt);
                 System.out.println("time from the load step to the published replica plan: " + toDecision.toMillis()
                         + " ms");
-                // cycles every 2 s with metrics fetched every 300 ms: the first or second cycle decides
-                assertThat(toDecision).isLessThan(Duration.ofSeconds(10));
+                // cycles every 2 s with metrics fetched every 300 ms; rates over coordinator.rate-window (5 s,
+                // three cycles here) reach the step's rate once the window has passed it, and the cycle after decides
+                assertThat(toDecision).isLessThan(Duration.ofSeconds(15));
                 assertThat(spread.epoch()).isGreaterThan(light.epoch());
                 assertThat(spread.route(MODEL).orElseThrow().targets()).extracting(RouteTarget::subtask)
                         .containsExactlyInAnyOrder(0, 1);

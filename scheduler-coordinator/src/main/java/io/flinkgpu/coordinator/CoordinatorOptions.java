@@ -55,13 +55,14 @@ public final class CoordinatorOptions {
     // ---- evaluate -----------------------------------------------------------------------
     public static final ConfigOption<Duration> RATE_WINDOW = ConfigOptions.key("coordinator.rate-window")
             .durationType()
-            .defaultValue(Duration.ofSeconds(10))
+            .defaultValue(Duration.ofSeconds(5))
             .withDescription("Request rates are the growth of the operator's counters since the newest collection at "
                     + "least this old (the previous one until the coordinator has run this long). Flink's REST API "
                     + "refreshes counters every metrics.fetcher.update-interval, so a rate over one short cycle can "
                     + "read a stale counter and then twice the growth; keep this at least twice that interval. "
-                    + "Scaling up follows the latest rate, so a spike over one cycle would add a replica. 0: the "
-                    + "previous collection.");
+                    + "Scaling up follows the latest rate, so a spike over one cycle would add a replica; a longer "
+                    + "window also answers a load step later (by up to the window). The default equals the default "
+                    + "coordinator.interval: one cycle there, several at shorter intervals. 0: the previous collection.");
 
     public static final ConfigOption<MemorySize> DEFAULT_MODEL_MEMORY = ConfigOptions.key("coordinator.model.default-memory")
             .memoryType()

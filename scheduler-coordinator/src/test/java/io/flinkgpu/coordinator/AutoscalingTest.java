@@ -141,7 +141,7 @@ class AutoscalingTest {
     /**
      * Flink's REST API serves the counters of its last fetch: here every third collection repeats
      * the one before's counters (at its own time), so a rate over one 2-s cycle reads 0 and then
-     * twice the rate. Measured over the rate window (10 s by default) that error is a fifth, and a
+     * twice the rate. Measured over the rate window (5 s by default: three 2-s cycles) that error is a third, and a
      * steady load below one instance's target keeps one instance; over one cycle the spikes replicate it.
      */
     @Test
