@@ -189,7 +189,8 @@ class CoordinatorEndToEndTest {
                 System.out.println("time from the load step to the published replica plan: " + toDecision.toMillis()
                         + " ms");
                 // cycles every 2 s with metrics fetched every 300 ms; rates over coordinator.rate-window (5 s,
-                // three cycles here) reach the step's rate once the window has passed it; then LOAD, warm-up and ROUTE take their cycles (14.9 s on a host with CPU steal)
+                // three cycles here) reach the step's rate once the window has passed it; then LOAD, warm-up
+                // and ROUTE take their cycles (14.9 s on a host with CPU steal)
                 assertThat(toDecision).isLessThan(Duration.ofSeconds(20));
                 assertThat(spread.epoch()).isGreaterThan(light.epoch());
                 assertThat(spread.route(MODEL).orElseThrow().targets()).extracting(RouteTarget::subtask)
