@@ -75,17 +75,7 @@ class AutoscalingTest {
             }
             cluster.advance(2_000);
         }
-        int reversals = 0;
-        int direction = 0;
-        for (int i = 1; i < instances.size(); i++) {
-            int d = Integer.signum(instances.get(i) - instances.get(i - 1));
-            if (d != 0 && direction != 0 && d != direction) {
-                reversals++;
-            }
-            if (d != 0) {
-                direction = d;
-            }
-        }
+        int reversals = AutoscalingProperties.reversals(instances);
         assertThat(instances).isNotEmpty();
         assertThat(reversals).as("replica counts of the published plans: %s", instances).isLessThanOrEqualTo(1);
     }
