@@ -47,7 +47,6 @@ class BenchmarkSmokeTest {
         // the passthrough: the job's source, parser and sinks without inference
         JsonNode passthrough = image.path("configs").path("passthrough");
         assertThat(passthrough.path("failure").isNull()).as("%s", passthrough.path("failure")).isTrue();
-        assertThat(passthrough.path("goodput").asDouble()).isPositive();
         assertThat(passthrough.path("role").asText()).isEqualTo("passthrough");
 
         // ML_PREDICT with the onnx provider between Kafka tables of raw tensor bytes (value format raw, key = id,
@@ -80,8 +79,10 @@ class BenchmarkSmokeTest {
         for (String config : new String[] {"job-batching-off", "job-batching-default", "sql-batched", "sql-batch1",
                 "passthrough"}) {
             JsonNode c = image.path("configs").path(config);
-            assertThat(c.path("cpu_us_per_request_at_goodput").path("processUs").asDouble()).as(config).isPositive();
+            assertGoodputConsistent(config, c);
             for (JsonNode point : c.path("sweep")) {
+                assertThat(point.path("answered").asLong()).as(config).isPositive();
+                assertThat(point.path("errors").asLong()).as(config).isZero();
                 assertCpuSplit(config, point);
             }
             assertCpuSplit(config, c.path("unloaded_closed_loop_1"));
@@ -111,11 +112,20 @@ class BenchmarkSmokeTest {
             if (t.path("scenario").asText().equals("image") && t.path("target").asText().equals("goodput_vs_roofline")) {
                 roofline = true;
                 assertThat(t.path("goal").asText()).isEqualTo(">= 0.9");
-                assertThat(t.path("measured").asDouble()).isPositive();
-                assertThat(t.path("pass").isBoolean()).isTrue();
-                double r = t.path("roofline").asDouble();
-                assertThat(r).isPositive().isLessThan(t.path("passthrough_goodput").asDouble())
-                        .isLessThan(t.path("ceiling_at_batch").asDouble());
+                double passthroughGoodput = passthrough.path("goodput").asDouble();
+                assertThat(t.path("passthrough_goodput").asDouble()).isEqualTo(passthroughGoodput);
+                if (passthroughGoodput > 0) {
+                    double r = t.path("roofline").asDouble();
+                    assertThat(r).isPositive().isLessThan(passthroughGoodput)
+                            .isLessThan(t.path("ceiling_at_batch").asDouble());
+                    assertThat(t.path("measured").asDouble()).isCloseTo(
+                            image.path("configs").path("job-batching-default").path("goodput").asDouble() / r,
+                            org.assertj.core.api.Assertions.within(1e-9));
+                    assertThat(t.path("pass").isBoolean()).isTrue();
+                } else {
+                    assertThat(t.path("status").asText()).isEqualTo("not measured");
+                    assertThat(t.path("pass").isNull()).isTrue();
+                }
             }
             if (t.path("target").asText().equals("e2e_goodput_vs_ceiling")) {
                 assertThat(t.path("pass").isNull()).isTrue();
@@ -153,6 +163,28 @@ class BenchmarkSmokeTest {
         }
         assertThat(sqlTargets).containsExactlyInAnyOrder("sql_batched_vs_batch1", "sql_vs_datastream");
         assertThat(report).contains("sql-batched", "sql-batch1", "sql_batched_vs_batch1", "sql_vs_datastream");
+    }
+
+    /**
+     * Goodput is the highest passing open-loop point, and the CPU at goodput is read from that point.
+     * Whether any point passes is a matter of speed, which this test leaves to the benchmarks: on a
+     * host whose CPU is taken by others no point of a seconds-long sweep may meet the SLO, and then
+     * goodput is 0 and there is no CPU at goodput.
+     */
+    private static void assertGoodputConsistent(String config, JsonNode c) {
+        double best = 0;
+        for (JsonNode point : c.path("sweep")) {
+            if (point.path("pass").asBoolean() && point.path("mode").asText().equals("open")) {
+                best = Math.max(best, point.path("offered").asDouble());
+            }
+        }
+        assertThat(c.path("goodput").asDouble()).as("%s: goodput", config).isEqualTo(best);
+        JsonNode atGoodput = c.path("cpu_us_per_request_at_goodput");
+        if (best > 0) {
+            assertThat(atGoodput.path("processUs").asDouble()).as(config).isPositive();
+        } else {
+            assertThat(atGoodput.isNull()).as("%s: no passing point, no CPU at goodput", config).isTrue();
+        }
     }
 
     /**
