@@ -24,8 +24,10 @@ final class RampOptions {
 
     @Option(names = "--lead-in-seconds", description = "Seconds of 1x traffic, with the coordinator running, before "
             + "the first phase, not measured: the coordinator's first cycles (its first REST collections and plan, "
-            + "class loading on this shared machine) fall there (default: ${DEFAULT-VALUE})")
-    int leadInSeconds = 20;
+            + "class loading and the JIT compiling the job's code on this shared machine) fall there; the first configuration "
+            + "runs in a fresh JVM, so the lead-in is what keeps compilation out of its first phase "
+            + "(default: ${DEFAULT-VALUE})")
+    int leadInSeconds = 60;
 
     @Option(names = "--configs", split = ",", description = "Configurations to run, in order "
             + "(default: ${DEFAULT-VALUE})")
