@@ -122,6 +122,9 @@ public final class FleetSimulator {
 
     // routing
     private RoutingTable table;
+    /** Per model, the subtasks (devices) of the plan's route; read only by the least-queued what-if. */
+    private final Map<String, int[]> routeTargets = new java.util.HashMap<>();
+    private boolean leastQueuedRouting;
     private final int[] hashDevice;
 
     // coordinator
@@ -225,6 +228,18 @@ public final class FleetSimulator {
      * sizing) and requests without a deadline, which queue until served instead of expiring. The
      * models' SLOs still judge the answers. Call before {@link #run}.
      */
+    /**
+     * A what-if, not the product: the planner's requests go to the least queued of the devices the
+     * plan routes the model to (join the shortest queue, as the pooling baselines route among the
+     * devices that hold a model), instead of the job's weighted round robin. The job has no such
+     * routing (its router sees no subtask's queue); the run measures what queue-aware routing would
+     * add to the same placements. Call before {@link #run}.
+     */
+    public FleetSimulator withLeastQueuedRouting() {
+        leastQueuedRouting = true;
+        return this;
+    }
+
     public FleetSimulator withoutScheduling() {
         scheduling.replaceAll((k, v) -> SchedulingConfig.DEFAULTS);
         deadlines = false;
@@ -551,6 +566,19 @@ public final class FleetSimulator {
                 return best >= 0 && bestQ <= leastQ ? best : least;
             }
             case PLANNER: {
+                int[] targets = leastQueuedRouting ? routeTargets.get(ids[model].name()) : null;
+                if (targets != null && targets.length > 0) {
+                    int best = targets[0];
+                    long bestQ = Long.MAX_VALUE;
+                    for (int t : targets) {
+                        long q = devs[t].queued();
+                        if (q < bestQ) {
+                            bestQ = q;
+                            best = t;
+                        }
+                    }
+                    return best;
+                }
                 int s = table == null ? RoutingTable.NO_ROUTE : table.select(ids[model].name());
                 return s == RoutingTable.NO_ROUTE ? hashDevice[model] : s;
             }
@@ -705,6 +733,9 @@ public final class FleetSimulator {
 
     private void apply(ControlMessage plan) {
         table = new RoutingTable(plan, devs.length);
+        routeTargets.clear();
+        plan.routes().forEach(r -> routeTargets.put(r.model(),
+                r.targets().stream().mapToInt(t -> t.subtask()).filter(t -> t >= 0 && t < devs.length).toArray()));
         for (SubtaskCommand c : plan.commands()) {
             if (c.subtask() < 0 || c.subtask() >= devs.length || c.model() == null) {
                 continue;

@@ -54,7 +54,7 @@ public final class SimulationMain implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "20", description = "seconds not counted (default: ${DEFAULT-VALUE})")
     double warmup;
 
-    @Option(names = "--loads", split = ",", defaultValue = "0.3,0.5,0.7,0.85",
+    @Option(names = "--loads", split = ",", defaultValue = "0.3,0.5,0.6,0.7,0.85",
             description = "offered loads of the dedicated trace (default: ${DEFAULT-VALUE})")
     List<Double> loads;
 
@@ -83,6 +83,19 @@ public final class SimulationMain implements Callable<Integer> {
             description = "with --warm-before-route, the dedicated trace also runs the planner with it off, the series "
                     + "planner-route-at-once (default: ${DEFAULT-VALUE})")
     boolean dedicatedRouteAtOnce;
+
+    @Option(names = "--colocation-series", arity = "1", defaultValue = "true",
+            description = "also run the planner with coordinator.plan.slo-colocation on (models whose batches would "
+                    + "make each other miss their SLOs kept apart; off in the coordinator by default): the series "
+                    + "planner-slo-colocation on the dedicated trace and, with --long-tail-planner-max-models, "
+                    + "planner-max-models-N-slo-colocation on the long-tail trace (default: ${DEFAULT-VALUE})")
+    boolean colocationSeries;
+
+    @Option(names = "--least-queued-series", arity = "1", defaultValue = "true",
+            description = "also run, on the dedicated trace, the what-if series planner-least-queued: the planner's "
+                    + "placements with each request sent to the least queued of the model's routed devices instead "
+                    + "of the job's weighted round robin (routing the job does not have) (default: ${DEFAULT-VALUE})")
+    boolean leastQueuedSeries;
 
     @Option(names = "--forecast-horizon", defaultValue = "0",
             description = "the planner's coordinator.forecast.horizon in seconds (the coordinator's default is 15); 0, "
@@ -141,6 +154,14 @@ public final class SimulationMain implements Callable<Integer> {
             dedicated.putAll(sweep(pool, cal, fleet.withWarmRouting(false, fleet.warmTimeoutSeconds()), loads,
                     this::dedicatedSpec, List.of(Policy.PLANNER), ROUTE_AT_ONCE));
         }
+        if (leastQueuedSeries) {
+            dedicated.putAll(sweep(pool, cal, fleet, loads, this::dedicatedSpec, List.of(Policy.PLANNER),
+                    LEAST_QUEUED));
+        }
+        if (colocationSeries) {
+            dedicated.putAll(sweep(pool, cal, fleet.withPlanner(fleet.planner().withSloColocation(true),
+                    fleet.maxModelsPerDevice()), loads, this::dedicatedSpec, List.of(Policy.PLANNER), COLOCATION));
+        }
         traces.put("dedicated", dedicated);
         Map<String, List<SimResult>> longTail = sweep(pool, cal, fleet, longTailLoads, this::longTailSpec,
                 List.of(Policy.values()), null);
@@ -148,6 +169,11 @@ public final class SimulationMain implements Callable<Integer> {
             FleetConfig more = fleet.withPlanner(fleet.planner(), longTailPlannerMaxModels);
             longTail.putAll(sweep(pool, cal, more, longTailLoads, this::longTailSpec, List.of(Policy.PLANNER),
                     variant()));
+            if (colocationSeries) {
+                longTail.putAll(sweep(pool, cal, more.withPlanner(more.planner().withSloColocation(true),
+                        more.maxModelsPerDevice()), longTailLoads, this::longTailSpec, List.of(Policy.PLANNER),
+                        variant() + "-slo-colocation"));
+            }
         }
         traces.put("long-tail", longTail);
         Map<String, Object> traceOut = new LinkedHashMap<>();
@@ -211,6 +237,12 @@ public final class SimulationMain implements Callable<Integer> {
     /** The label of the planner run with coordinator.plan.warm-before-route off. */
     static final String ROUTE_AT_ONCE = "planner-route-at-once";
 
+    /** The label of the what-if planner run with least-queued routing among the plan's replicas. */
+    static final String LEAST_QUEUED = "planner-least-queued";
+
+    /** The label of the planner run with coordinator.plan.slo-colocation on. */
+    static final String COLOCATION = "planner-slo-colocation";
+
     /** The label of the planner run with more models per device. */
     String variant() {
         return "planner-max-models-" + longTailPlannerMaxModels;
@@ -226,7 +258,8 @@ public final class SimulationMain implements Callable<Integer> {
                 String name = label != null ? label : p.label();
                 futures.computeIfAbsent(name, k -> new ArrayList<>()).add(pool.submit(() -> {
                     long t0 = System.nanoTime();
-                    SimResult r = new FleetSimulator(w, fleet, p, cal).run();
+                    FleetSimulator sim = new FleetSimulator(w, fleet, p, cal);
+                    SimResult r = (LEAST_QUEUED.equals(label) ? sim.withLeastQueuedRouting() : sim).run();
                     System.out.printf(Locale.ROOT, "%-24s load %.2f: attainment %.4f util %.3f goodput/GPU %.0f "
                             + "p95 %.1f p99 %.1f swaps/min %.1f arrivals %d (%.1f s)%n", name, l, r.attainment(),
                             r.utilization(), r.goodputPerGpu(), r.p95Ms(), r.p99Ms(), r.swapsPerMinute(), r.arrivals(),
@@ -267,6 +300,7 @@ public final class SimulationMain implements Callable<Integer> {
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
                 + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels
                 + " --warm-before-route=" + warmBeforeRoute + " --dedicated-route-at-once=" + dedicatedRouteAtOnce
+                + " --colocation-series=" + colocationSeries + " --least-queued-series=" + leastQueuedSeries
                 + " --forecast-horizon=" + fmt(forecastHorizon);
     }
 

@@ -134,7 +134,7 @@ public final class PlacementStep {
         List<DeviceSpec> devices = devices(demand);
         Map<String, Double> weights = state.tenantWeights();
         Map<String, Map<String, Double>> tenantRates = tenantRates(demand);
-        List<ModelSpec> models = models(demand, tenantRates, weights);
+        List<ModelSpec> models = models(demand, tenantRates, weights, state.models());
         List<Decision> decisions = new ArrayList<>();
         Placement current = state.placement();
         if (firstPlan && current.devicesByModel().isEmpty()) {
@@ -184,14 +184,23 @@ public final class PlacementStep {
         return out;
     }
 
+    /**
+     * The planner's models: each with its demand, its batch time at the batch the demand is priced
+     * at (from the latency model, where one is fitted) and its declared SLO, which together decide
+     * which models may share a device.
+     */
     private List<ModelSpec> models(Demand demand, Map<String, Map<String, Double>> tenantRates,
-            Map<String, Double> weights) {
+            Map<String, Double> weights, Map<String, io.flinkgpu.coordinator.state.ModelInfo> catalog) {
         Map<String, Double> modelWeights = TenantAccounting.modelWeights(demand.models().keySet(), tenantRates,
                 weights, defaultWeight);
         List<ModelSpec> out = new ArrayList<>();
         for (ModelDemand m : demand.models().values()) {
+            double batchMs = m.alphaMicros() > 0 || m.betaMicros() > 0
+                    ? (Math.max(0, m.alphaMicros()) + Math.max(0, m.betaMicros()) * m.batchSize()) / 1000 : 0;
+            io.flinkgpu.coordinator.state.ModelInfo info = catalog.get(m.model());
+            double sloMs = info != null && info.sloMillis() > 0 ? info.sloMillis() : 0;
             out.add(new ModelSpec(m.model(), m.memoryBytes(), m.deviceSecondsPerSecond(), cpuPerInstance,
-                    modelWeights.get(m.model())));
+                    modelWeights.get(m.model()), Double.isFinite(batchMs) ? batchMs : 0, sloMs));
         }
         return out;
     }

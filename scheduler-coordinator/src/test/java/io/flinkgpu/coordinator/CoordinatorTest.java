@@ -361,4 +361,46 @@ class CoordinatorTest {
                 .anySatisfy(d -> assertThat(d.reason()).startsWith("shop (weight 1.00)").contains("0.75 of hot (shared)"));
         assertThat(metrics.prometheusText()).contains("coordinator_tenant_dominant_share{tenant=\"search\"}");
     }
+    /**
+     * Two models that hash onto one device and whose batches cannot wait for each other within
+     * their declared SLOs (22 ms and 82 ms batches of 4; SLOs 50 ms and 200 ms): with
+     * coordinator.plan.slo-colocation (the default) the first plan moves one of them to the idle
+     * device, though neither load calls for a move; off, the plan keeps them together.
+     */
+    @Test
+    void firstPlanSeparatesModelsWhoseBatchesWouldMakeEachOtherMissTheirSlos() {
+        for (boolean colocation : new boolean[] {true, false}) {
+            // lat: 10 req/s x (2000/4 + 5000) us = 0.055 device-s/s; thr: 10 x (2000/4 + 20000) us = 0.205
+            FakeCluster cluster = new FakeCluster(2, 2).serve("lat", 2000, 5000, 10, 0).serve("thr", 2000, 20000, 10, 0);
+            Configuration config = config();
+            config.set(CoordinatorOptions.WARM_BEFORE_ROUTE, false);
+            config.set(CoordinatorOptions.SLO_COLOCATION, colocation);
+            InMemoryStateStore store = new InMemoryStateStore();
+            store.putModel(new io.flinkgpu.coordinator.state.ModelInfo("lat", "1", 0, 50, true));
+            store.putModel(new io.flinkgpu.coordinator.state.ModelInfo("thr", "1", 0, 200, true));
+            Coordinator c = new Coordinator(config, cluster, new RecordingRealizer(), store, new CoordinatorMetrics(),
+                    cluster.clock());
+            c.runOnce(false);
+            cluster.advance(10_000);
+            Coordinator.CycleResult r = c.runOnce(false);
+            List<Decision> decisions = c.store().recentDecisions(100);
+            if (colocation) {
+                assertThat(r.published()).isTrue();
+                assertThat(r.plan().route("lat").orElseThrow().targets()).extracting(RouteTarget::subtask)
+                        .containsExactly(1);
+                assertThat(r.plan().route("thr").orElseThrow().targets()).extracting(RouteTarget::subtask)
+                        .containsExactly(0);
+                assertThat(decisions).anySatisfy(d -> {
+                    assertThat(d.action()).isEqualTo("MOVE");
+                    assertThat(d.model()).isEqualTo("lat");
+                    assertThat(d.reason()).contains("cannot both meet their SLOs", "batch 22.0 ms", "SLO 50 ms");
+                });
+            } else {
+                assertThat(decisions).noneSatisfy(d -> assertThat(d.action()).isEqualTo("MOVE"));
+                assertThat(r.published()).isTrue();
+                assertThat(r.plan().route("lat").orElseThrow().targets()).extracting(RouteTarget::subtask)
+                        .containsExactly(0);
+            }
+        }
+    }
 }

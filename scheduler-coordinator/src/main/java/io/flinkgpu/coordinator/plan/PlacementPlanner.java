@@ -24,10 +24,18 @@ import java.util.TreeSet;
  *       it grants each at most what it wants.
  *   <li>Remove surplus instances (from the busiest devices), then add missing ones: a hot model
  *       on the least loaded device that fits (replicas spread load), a cold one packed onto the
- *       busiest device that still has headroom (co-location keeps devices free).
+ *       busiest device that still has headroom (co-location keeps devices free). With
+ *       {@link PlannerSettings#sloColocation()} a new instance goes to a device none of whose
+ *       models it conflicts with ({@link ModelSpec#compatibleWith}: one batch of the neighbour and
+ *       one of its own must fit the tighter SLO) wherever such a device fits it within target x
+ *       (1 + hysteresis), and surplus instances leave a conflicting device first.
  *   <li>Rebalance: while the busiest device is over target x (1 + hysteresis), move the instance
  *       whose move lowers the peak most, if that gain exceeds the move penalty, the model was not
  *       moved within the minimum interval, and a move back does not exceed the reversal limit.
+ *       With SLO co-location, no move makes a conflict, and the moves left in the plan's budget
+ *       separate conflicting pairs (those an earlier placement or a fallback made) under the same
+ *       interval and reversal limits, each onto the least loaded device without a conflict that
+ *       stays within target x (1 + hysteresis).
  * </ol>
  *
  * Scale to zero ({@link ScaleToZero}): a model measured idle for the scale-to-zero time wants no
@@ -194,13 +202,17 @@ public final class PlacementPlanner {
                 continue;
             }
             while (w.devices(m.name()).size() > granted) {
+                boolean colo = settings.sloColocation();
                 String busiest = w.devices(m.name()).stream()
-                        .max(Comparator.comparingDouble(w::load).thenComparing(Comparator.reverseOrder()))
+                        .max(Comparator.comparingInt((String d) -> colo && w.conflicts(m.name(), d) ? 1 : 0)
+                                .thenComparingDouble(w::load).thenComparing(Comparator.reverseOrder()))
                         .orElseThrow();
+                boolean conflicting = colo && w.conflicts(m.name(), busiest);
                 w.remove(m.name(), busiest);
                 decisions.add(new Decision(now, "SCALE_IN", m.name(), busiest, wantReason.get(m.name())
                         + (granted < wanted.get(m.name()) ? "; DRF grants " + granted : "")
-                        + "; removed from the busiest holder " + busiest));
+                        + (conflicting ? "; removed from " + busiest + ", where its batches and a neighbour's "
+                                + "conflict with an SLO" : "; removed from the busiest holder " + busiest)));
             }
         }
         // 4b. missing instances, hot models first
@@ -215,6 +227,17 @@ public final class PlacementPlanner {
                 ScaleToZero.Back back = n == 1 ? zero.back().get(m.name()) : null;
                 String servedOn = back == null ? null : servedOn(w, m, back);
                 String d = servedOn != null ? servedOn : hot ? leastLoaded(w, m, perInstance) : packed(w, m, perInstance);
+                String colocation = "";
+                if (servedOn == null && settings.sloColocation() && d != null && w.conflicts(m.name(), d)) {
+                    String apart = hot ? leastLoadedApart(w, m, perInstance) : packedApart(w, m, perInstance);
+                    if (apart != null) {
+                        colocation = String.format(Locale.ROOT, "; %s, not %s, whose models' batches and its own "
+                                + "would not fit the SLO", apart, d);
+                        d = apart;
+                    } else {
+                        colocation = "; no device without an SLO conflict fits it within target x (1 + hysteresis)";
+                    }
+                }
                 if (d == null) {
                     decisions.add(new Decision(now, "UNPLACED", m.name(), null, String.format(Locale.ROOT,
                             "instance %d of %d: no device has %d bytes free and a free model slot", n, granted,
@@ -227,7 +250,8 @@ public final class PlacementPlanner {
                         ? "; -> " + d + ", where it was served while at zero (loaded there on demand)"
                         : String.format(Locale.ROOT, "; %s model (%.3f per instance, hot from %.2f) -> %s, %s",
                                 hot ? "hot" : "cold", perInstance, settings.hotThreshold(), d,
-                                hot ? "the least loaded device that fits" : "packed with others within target"))));
+                                hot ? "the least loaded device that fits" : "packed with others within target"))
+                        + colocation));
             }
         }
 
@@ -258,7 +282,8 @@ public final class PlacementPlanner {
                     continue;
                 }
                 for (String to : devs.keySet()) {
-                    if (to.equals(hottest) || w.devices(model).contains(to) || !w.fits(model, to)) {
+                    if (to.equals(hottest) || w.devices(model).contains(to) || !w.fits(model, to)
+                            || (settings.sloColocation() && w.conflicts(model, to))) {
                         continue;
                     }
                     double newPeak = Math.max(peak - x, w.load(to) + x);
@@ -299,6 +324,59 @@ public final class PlacementPlanner {
                     settings.movePenalty(), best.reversal ? " (a reversal)" : "")));
         }
 
+        // 6. separate models whose batches conflict with an SLO, within the plan's move budget
+        while (settings.sloColocation() && moves.size() < settings.maxMovesPerPlan()) {
+            Candidate best = null;
+            String bestFrom = null;
+            for (String from : devs.keySet()) {
+                for (String model : w.models(from)) {
+                    if (!w.conflicts(model, from)) {
+                        continue;
+                    }
+                    MoveRecord last = lastMove(allMoves, model);
+                    if (last != null && now - last.atMillis() < settings.minMoveIntervalMillis()) {
+                        continue;
+                    }
+                    double x = w.instanceLoad(model);
+                    for (String to : devs.keySet()) {
+                        if (to.equals(from) || w.devices(model).contains(to) || !w.fits(model, to)
+                                || w.conflicts(model, to) || w.load(to) + x > overload) {
+                            continue;
+                        }
+                        boolean reversal = isReversal(allMoves, model, from, to, now);
+                        if (reversal && reversals(allMoves, model, now) >= settings.maxReversalsPerWindow()) {
+                            continue;
+                        }
+                        double newLoad = w.load(to) + x;
+                        if (best == null || newLoad < best.newPeak - 1e-12 || (Math.abs(newLoad - best.newPeak) <= 1e-12
+                                && (model + to).compareTo(best.model + best.to) < 0)) {
+                            best = new Candidate(model, to, 0, newLoad, reversal);
+                            bestFrom = from;
+                        }
+                    }
+                }
+            }
+            if (best == null) {
+                break;
+            }
+            Candidate c = best;
+            String from = bestFrom;
+            ModelSpec ms = mods.get(c.model);
+            String others = String.join(", ", w.models(from).stream()
+                    .filter(o -> !o.equals(c.model) && !ms.compatibleWith(mods.get(o))).toList());
+            w.remove(c.model, from);
+            w.add(c.model, c.to);
+            MoveRecord move = new MoveRecord(c.model, from, c.to, now, c.reversal);
+            moves.add(move);
+            allMoves.add(move);
+            decisions.add(new Decision(now, "MOVE", c.model, c.to, String.format(Locale.ROOT,
+                    "on %s, %s (batch %.1f ms, SLO %s) and %s cannot both meet their SLOs behind each other's batches; "
+                            + "moving %s to %s, the least loaded device without a conflict (%.3f after the move)%s",
+                    from, c.model, ms.batchMillis(), ms.sloMillis() > 0 ? String.format(Locale.ROOT, "%.0f ms",
+                            ms.sloMillis()) : "none", others, c.model, c.to, c.newPeak,
+                    c.reversal ? " (a reversal)" : "")));
+        }
+
         Map<String, Double> loads = new TreeMap<>();
         devs.keySet().forEach(d -> loads.put(d, w.load(d)));
         return new PlacementPlan(current, w.placement(), List.copyOf(decisions), List.copyOf(moves), loads,
@@ -334,6 +412,31 @@ public final class PlacementPlanner {
                         .thenComparing(Comparator.reverseOrder()))
                 .orElse(null);
         return within != null ? within : leastLoaded(w, m, perInstance);
+    }
+
+    /** The least loaded device without an SLO conflict that fits the instance within target x (1 + hysteresis), or null. */
+    private String leastLoadedApart(Working w, ModelSpec m, double perInstance) {
+        double overload = settings.targetUtilization() * (1 + settings.hysteresis());
+        return w.devs.keySet().stream()
+                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d) && !w.conflicts(m.name(), d))
+                .filter(d -> w.load(d) + perInstance <= overload)
+                .min(Comparator.comparingDouble(w::load)
+                        .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
+                        .thenComparing(d -> d))
+                .orElse(null);
+    }
+
+    /** As {@link #packed}, over the devices without an SLO conflict; null where none fits within target x (1 + hysteresis). */
+    private String packedApart(Working w, ModelSpec m, double perInstance) {
+        double target = settings.targetUtilization();
+        String within = w.devs.keySet().stream()
+                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d) && !w.conflicts(m.name(), d))
+                .filter(d -> w.load(d) + perInstance <= target)
+                .max(Comparator.comparingDouble(w::load)
+                        .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
+                        .thenComparing(Comparator.reverseOrder()))
+                .orElse(null);
+        return within != null ? within : leastLoadedApart(w, m, perInstance);
     }
 
     private static MoveRecord lastMove(List<MoveRecord> moves, String model) {
@@ -437,6 +540,22 @@ public final class PlacementPlanner {
                 return 0;
             }
             return ms.stream().mapToDouble(this::instanceLoad).sum(); // sorted, as before: the same sum
+        }
+
+        /** Whether the model conflicts with any other model on the device ({@link ModelSpec#compatibleWith}). */
+        boolean conflicts(String model, String device) {
+            SortedSet<String> ms = byDevice.get(device);
+            ModelSpec m = mods.get(model);
+            if (ms == null || m == null || !(m.batchMillis() > 0)) {
+                return false;
+            }
+            for (String other : ms) {
+                ModelSpec o = mods.get(other);
+                if (!other.equals(model) && o != null && !m.compatibleWith(o)) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         boolean fits(String model, String device) {

@@ -11,6 +11,10 @@ package io.flinkgpu.coordinator.plan;
  * @param reversalWindowMillis window of the reversal limit (10 minutes)
  * @param maxReversalsPerWindow moves that undo a previous move of the same model, per window (1)
  * @param maxMovesPerPlan relocations in one plan
+ * @param sloColocation keep models whose batches would make each other miss their SLO apart
+ *     ({@link ModelSpec#compatibleWith}): new instances go to a device without such a neighbour
+ *     where one fits, surplus instances leave conflicting devices first, and moves left over from
+ *     rebalancing separate conflicting pairs
  */
 public record PlannerSettings(
         double targetUtilization,
@@ -20,9 +24,22 @@ public record PlannerSettings(
         long minMoveIntervalMillis,
         long reversalWindowMillis,
         int maxReversalsPerWindow,
-        int maxMovesPerPlan) {
+        int maxMovesPerPlan,
+        boolean sloColocation) {
+
+    /** Without SLO co-location. */
+    public PlannerSettings(double targetUtilization, double hysteresis, double hotThreshold, double movePenalty,
+            long minMoveIntervalMillis, long reversalWindowMillis, int maxReversalsPerWindow, int maxMovesPerPlan) {
+        this(targetUtilization, hysteresis, hotThreshold, movePenalty, minMoveIntervalMillis, reversalWindowMillis,
+                maxReversalsPerWindow, maxMovesPerPlan, false);
+    }
 
     public static PlannerSettings defaults() {
-        return new PlannerSettings(0.7, 0.15, 0.25, 0.1, 120_000, 600_000, 1, 2);
+        return new PlannerSettings(0.7, 0.15, 0.25, 0.1, 120_000, 600_000, 1, 2, false);
+    }
+
+    public PlannerSettings withSloColocation(boolean on) {
+        return new PlannerSettings(targetUtilization, hysteresis, hotThreshold, movePenalty, minMoveIntervalMillis,
+                reversalWindowMillis, maxReversalsPerWindow, maxMovesPerPlan, on);
     }
 }

@@ -16,6 +16,7 @@ class PlacementPlannerTest {
     static final long MIB = 1L << 20;
 
     private final PlacementPlanner planner = new PlacementPlanner(PlannerSettings.defaults());
+    private final PlacementPlanner colocating = new PlacementPlanner(PlannerSettings.defaults().withSloColocation(true));
 
     static List<DeviceSpec> devices(int n) {
         List<DeviceSpec> out = new ArrayList<>();
@@ -246,5 +247,93 @@ class PlacementPlannerTest {
         PlacementPlan elsewhere = planner.plan(full, List.of(model("busy", 0.3), model("m", 0.01)), current, List.of(),
                 0, Map.of(), back);
         assertThat(elsewhere.placement().devices("m")).containsExactly("sim:0");
+    }
+    /** A throughput-bound model whose batches take 80 ms and a latency-bound one (20 ms batches, 50 ms SLO). */
+    static ModelSpec thr(String name, double load) {
+        return new ModelSpec(name, 512 * MIB, load, 0.1, 1, 80, 200);
+    }
+
+    static ModelSpec lat(String name, double load) {
+        return new ModelSpec(name, 512 * MIB, load, 0.1, 1, 20, 50);
+    }
+
+    @Test
+    void conflictIsOneBatchOfEachBeyondTheTighterSlo() {
+        assertThat(lat("a", 0.1).compatibleWith(thr("b", 0.1))).isFalse(); // 20 + 80 > 50
+        assertThat(thr("b", 0.1).compatibleWith(lat("a", 0.1))).isFalse();
+        assertThat(lat("a", 0.1).compatibleWith(lat("c", 0.1))).isTrue(); // 20 + 20 <= 50
+        assertThat(thr("b", 0.1).compatibleWith(thr("d", 0.1))).isTrue(); // 80 + 80 <= 200
+        assertThat(lat("a", 0.1).compatibleWith(model("unknown", 0.1))).isTrue();
+        assertThat(new ModelSpec("no-slo", MIB, 0.1, 0.1, 1, 80, 0).compatibleWith(
+                new ModelSpec("no-slo-2", MIB, 0.1, 0.1, 1, 80, 0))).isTrue();
+    }
+
+    @Test
+    void aColdLatencyBoundModelIsNotPackedBehindLongBatches() {
+        Placement current = Placement.of(Map.of("thr", Set.of("sim:0")));
+        List<ModelSpec> models = List.of(thr("thr", 0.3), lat("lat", 0.1));
+        PlacementPlan blind = planner.plan(devices(3), models, current, List.of(), 0);
+        assertThat(blind.placement().devices("lat")).containsExactly("sim:0"); // packed onto the busiest within target
+        PlacementPlan plan = colocating.plan(devices(3), models, current, List.of(), 0);
+        assertThat(plan.placement().devices("lat")).hasSize(1).doesNotContain("sim:0");
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("LOAD");
+            assertThat(d.model()).isEqualTo("lat");
+            assertThat(d.reason()).contains("not sim:0", "would not fit the SLO");
+        });
+    }
+
+    @Test
+    void aConflictingPairIsSeparatedByAMoveAndNotMovedBack() {
+        List<DeviceSpec> devices = devices(2);
+        Placement crowded = Placement.of(Map.of("thr", Set.of("sim:0"), "lat", Set.of("sim:0")));
+        List<ModelSpec> models = List.of(thr("thr", 0.2), lat("lat", 0.1));
+        PlacementPlan plan = colocating.plan(devices, models, crowded, List.of(), 0);
+        assertThat(plan.moves()).hasSize(1);
+        assertThat(plan.placement().devices("thr")).doesNotContainAnyElementsOf(plan.placement().devices("lat"));
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("MOVE");
+            assertThat(d.reason()).contains("cannot both meet their SLOs", "on sim:0");
+        });
+        PlacementPlan again = colocating.plan(devices, models, plan.placement(), plan.moves(), 3_600_000);
+        assertThat(again.changesPlacement()).isFalse();
+        // off, the same pair stays together: its load is far from any rebalancing
+        PlacementPlan off = planner.plan(devices, models, crowded, List.of(), 0);
+        assertThat(off.moves()).isEmpty();
+    }
+
+    @Test
+    void separatingWaitsForTheMinimumMoveInterval() {
+        Placement crowded = Placement.of(Map.of("thr", Set.of("sim:0"), "lat", Set.of("sim:0")));
+        List<MoveRecord> recent = List.of(new MoveRecord("thr", "sim:1", "sim:0", 0, false),
+                new MoveRecord("lat", "sim:1", "sim:0", 0, false));
+        PlacementPlan plan = colocating.plan(devices(2), List.of(thr("thr", 0.2), lat("lat", 0.1)), crowded, recent,
+                60_000);
+        assertThat(plan.moves()).isEmpty();
+    }
+
+    @Test
+    void withNoDeviceApartTheInstanceIsPlacedAndTheConflictSaid() {
+        PlacementPlan plan = colocating.plan(devices(1), List.of(thr("thr", 0.3), lat("lat", 0.1)), Placement.EMPTY,
+                List.of(), 0);
+        assertThat(plan.placement().devices("lat")).containsExactly("sim:0");
+        assertThat(plan.placement().devices("thr")).containsExactly("sim:0");
+        assertThat(plan.decisions()).filteredOn(d -> d.action().equals("LOAD"))
+                .anySatisfy(d -> assertThat(d.reason()).contains("no device without an SLO conflict"));
+    }
+
+    @Test
+    void aSurplusInstanceLeavesTheConflictingDeviceFirst() {
+        // lat has two instances and wants one: the one next to thr goes, though sim:1 is busier
+        Placement current = Placement.of(Map.of("thr", Set.of("sim:0"), "lat", Set.of("sim:0", "sim:1"),
+                "busy", Set.of("sim:1")));
+        PlacementPlan plan = colocating.plan(devices(2), List.of(thr("thr", 0.1), lat("lat", 0.05), model("busy", 0.5)),
+                current, List.of(), 0);
+        assertThat(plan.placement().devices("lat")).containsExactly("sim:1");
+        assertThat(plan.decisions()).anySatisfy(d -> {
+            assertThat(d.action()).isEqualTo("SCALE_IN");
+            assertThat(d.device()).isEqualTo("sim:0");
+            assertThat(d.reason()).contains("conflict with an SLO");
+        });
     }
 }

@@ -22,6 +22,7 @@ class PlacementProperties {
 
     private final PlannerSettings settings = PlannerSettings.defaults();
     private final PlacementPlanner planner = new PlacementPlanner(settings);
+    private final PlacementPlanner colocating = new PlacementPlanner(settings.withSloColocation(true));
 
     @Provide
     Arbitrary<Fleet> fleets() {
@@ -36,14 +37,19 @@ class PlacementProperties {
                     }
                     return out;
                 });
+        // batch times and SLOs as the evaluator reports them: none known, or latency-bound and
+        // throughput-bound models whose batches may or may not fit each other's SLOs
         Arbitrary<ModelSpec> model = Combinators.combine(Arbitraries.integers().between(1, 12),
-                        Arbitraries.doubles().between(0, 2.5), Arbitraries.integers().between(1, 3))
-                .as((mem, load, w) -> new ModelSpec("?", mem * 128 * MIB, load, 0.1, w));
+                        Arbitraries.doubles().between(0, 2.5), Arbitraries.integers().between(1, 3),
+                        Arbitraries.of(0.0, 2.0, 8.0, 22.0, 45.0, 83.0), Arbitraries.of(0.0, 50.0, 200.0))
+                .as((mem, load, w, batchMs, sloMs) -> new ModelSpec("?", mem * 128 * MIB, load, 0.1, w, batchMs,
+                        sloMs));
         Arbitrary<List<ModelSpec>> models = model.list().ofMinSize(1).ofMaxSize(7).map(list -> {
             List<ModelSpec> out = new ArrayList<>();
             for (int i = 0; i < list.size(); i++) {
                 ModelSpec m = list.get(i);
-                out.add(new ModelSpec("m" + i, m.memoryBytes(), m.load(), m.cpuPerInstance(), m.weight()));
+                out.add(new ModelSpec("m" + i, m.memoryBytes(), m.load(), m.cpuPerInstance(), m.weight(),
+                        m.batchMillis(), m.sloMillis()));
             }
             return out;
         });
@@ -102,8 +108,8 @@ class PlacementProperties {
     }
 
     @Property(tries = 300)
-    void memoryBudgetsAndModelLimitsAreNeverExceeded(@ForAll("fleets") Fleet f) {
-        PlacementPlan plan = planner.plan(f.devices(), f.models(), f.current(), List.of(), 0);
+    void memoryBudgetsAndModelLimitsAreNeverExceeded(@ForAll("fleets") Fleet f, @ForAll boolean colocation) {
+        PlacementPlan plan = (colocation ? colocating : planner).plan(f.devices(), f.models(), f.current(), List.of(), 0);
         assertWithinLimits(f, plan.placement());
         assertThat(plan.moves().size()).isLessThanOrEqualTo(settings.maxMovesPerPlan());
         assertThat(plan.decisions()).allSatisfy(d -> assertThat(d.reason()).isNotBlank());
@@ -111,7 +117,8 @@ class PlacementProperties {
 
     /** Re-planning under the same load converges within a few rounds and then changes nothing. */
     @Property(tries = 200)
-    void unchangedLoadReachesAFixedPointAndStaysThere(@ForAll("fleets") Fleet f) {
+    void unchangedLoadReachesAFixedPointAndStaysThere(@ForAll("fleets") Fleet f, @ForAll boolean colocation) {
+        PlacementPlanner planner = colocation ? colocating : this.planner;
         Placement p = f.current();
         List<MoveRecord> history = new ArrayList<>();
         long now = 0;
@@ -137,7 +144,9 @@ class PlacementProperties {
      * most one reversal per model per 10 minutes.
      */
     @Property(tries = 60)
-    void movesAreBoundedUnderFluctuatingLoad(@ForAll("fleets") Fleet f, @ForAll long seed) {
+    void movesAreBoundedUnderFluctuatingLoad(@ForAll("fleets") Fleet f, @ForAll long seed,
+            @ForAll boolean colocation) {
+        PlacementPlanner planner = colocation ? colocating : this.planner;
         java.util.Random r = new java.util.Random(seed);
         Placement p = f.current();
         List<MoveRecord> history = new ArrayList<>();
@@ -147,7 +156,8 @@ class PlacementProperties {
             for (ModelSpec m : f.models()) {
                 // load flips between two levels at random: the worst case for thrashing
                 double load = r.nextBoolean() ? m.load() : m.load() * 0.2;
-                models.add(new ModelSpec(m.name(), m.memoryBytes(), load, m.cpuPerInstance(), m.weight()));
+                models.add(new ModelSpec(m.name(), m.memoryBytes(), load, m.cpuPerInstance(), m.weight(),
+                        m.batchMillis(), m.sloMillis()));
             }
             PlacementPlan plan = planner.plan(f.devices(), models, p, history, now);
             assertThat(plan.moves().size()).isLessThanOrEqualTo(settings.maxMovesPerPlan());
@@ -172,5 +182,60 @@ class PlacementProperties {
                         .isLessThanOrEqualTo(settings.maxReversalsPerWindow());
             }
         });
+    }
+    private static List<ModelSpec> withoutBatchTimes(List<ModelSpec> models) {
+        return models.stream().map(m -> new ModelSpec(m.name(), m.memoryBytes(), m.load(), m.cpuPerInstance(),
+                m.weight())).toList();
+    }
+
+    private static boolean anyConflict(List<ModelSpec> models) {
+        for (ModelSpec a : models) {
+            for (ModelSpec b : models) {
+                if (a != b && !a.compatibleWith(b)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * SLO co-location off, the planner ignores batch times and SLOs; on, it changes nothing where
+     * no two models conflict: the option adds a constraint, not a different planner.
+     */
+    @Property(tries = 300)
+    void colocationChangesAPlanOnlyWhereModelsConflict(@ForAll("fleets") Fleet f, @ForAll boolean colocation) {
+        PlacementPlanner off = new PlacementPlanner(settings.withSloColocation(false));
+        PlacementPlanner plain = new PlacementPlanner(settings.withSloColocation(colocation));
+        PlacementPlan offPlan = off.plan(f.devices(), f.models(), f.current(), List.of(), 0);
+        PlacementPlan blind = plain.plan(f.devices(), withoutBatchTimes(f.models()), f.current(), List.of(), 0);
+        assertThat(offPlan.placement()).isEqualTo(blind.placement());
+        assertThat(offPlan.moves()).isEqualTo(blind.moves());
+        if (!anyConflict(f.models())) {
+            PlacementPlan on = colocating.plan(f.devices(), f.models(), f.current(), List.of(), 0);
+            assertThat(on.placement()).isEqualTo(offPlan.placement());
+            assertThat(on.decisions()).isEqualTo(offPlan.decisions());
+        }
+    }
+
+    /**
+     * With SLO co-location, every move of a plan (rebalancing or separating) ends on a device
+     * none of whose models the moved one conflicts with, and a separating move never leaves its
+     * destination above target x (1 + hysteresis) by its own instance.
+     */
+    @Property(tries = 300)
+    void noMoveEndsInAConflict(@ForAll("fleets") Fleet f) {
+        PlacementPlan plan = colocating.plan(f.devices(), f.models(), f.current(), List.of(), 0);
+        assertWithinLimits(f, plan.placement());
+        Map<String, ModelSpec> byName = new TreeMap<>();
+        f.models().forEach(m -> byName.put(m.name(), m));
+        for (MoveRecord move : plan.moves()) {
+            for (String other : plan.placement().models(move.to())) {
+                assertThat(byName.get(move.model()).compatibleWith(byName.get(other)))
+                        .as("%s moved to %s next to %s", move.model(), move.to(), other).isTrue();
+            }
+        }
+        assertThat(plan.decisions()).filteredOn(d -> d.reason().contains("cannot both meet their SLOs"))
+                .allSatisfy(d -> assertThat(d.action()).isEqualTo("MOVE"));
     }
 }
