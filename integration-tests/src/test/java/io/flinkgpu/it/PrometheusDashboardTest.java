@@ -147,26 +147,36 @@ class PrometheusDashboardTest {
                     "prom", 40, images)) {
                 // errors by code: requests whose 1 ms deadline cannot be met (TIMEOUT / DEADLINE_INFEASIBLE),
                 // and records that are no requests at all (dead letters)
-                List<ProducerRecord<byte[], byte[]>> odd = new ArrayList<>();
                 BinaryCodec codec = new BinaryCodec();
-                for (int i = 0; i < 20; i++) {
-                    InferenceRequest r = new InferenceRequest("late-" + i, RequestTraffic.MODEL, null,
-                            List.of(Tensor.ofFloats("input", new long[] {1, 1, 28, 28}, images.image(i))),
-                            new RequestParameters(0, 1, "it"));
-                    odd.add(new ProducerRecord<>("x", r.id().getBytes(StandardCharsets.UTF_8), codec.encodeRequest(r)));
-                    odd.add(new ProducerRecord<>("x", ("junk-" + i).getBytes(StandardCharsets.UTF_8),
-                            "{\"id\":\"junk\"".getBytes(StandardCharsets.UTF_8)));
-                }
+                java.util.function.IntFunction<List<ProducerRecord<byte[], byte[]>>> odd = round -> {
+                    List<ProducerRecord<byte[], byte[]>> out = new ArrayList<>();
+                    for (int i = 0; i < 20; i++) {
+                        InferenceRequest r = new InferenceRequest("late-" + round + "-" + i, RequestTraffic.MODEL,
+                                null, List.of(Tensor.ofFloats("input", new long[] {1, 1, 28, 28}, images.image(i))),
+                                new RequestParameters(0, 1, "it"));
+                        out.add(new ProducerRecord<>("x", r.id().getBytes(StandardCharsets.UTF_8),
+                                codec.encodeRequest(r)));
+                        out.add(new ProducerRecord<>("x", ("junk-" + round + "-" + i).getBytes(StandardCharsets.UTF_8),
+                                "{\"id\":\"junk\"".getBytes(StandardCharsets.UTF_8)));
+                    }
+                    return out;
+                };
                 Thread.sleep(3000);
-                KafkaTopics.produce(kafka.bootstrapServers(), "prom-requests", odd);
+                KafkaTopics.produce(kafka.bootstrapServers(), "prom-requests", odd.apply(0));
 
                 Map<String, String> expressions = dashboardExpressions(root.resolve("deploy/grafana/flink-gpu-inference.json"));
                 assertThat(expressions).hasSizeGreaterThanOrEqualTo(20);
                 Map<String, String> pending = new LinkedHashMap<>(expressions);
                 long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+                int round = 0;
                 while (!pending.isEmpty() && System.nanoTime() < deadline) {
                     traffic.checkHealthy();
                     Thread.sleep(2000);
+                    if (++round % 5 == 0) {
+                        // errors keep coming, as in production: a rate over the last 20 s needs errors in it on a
+                        // slow machine too, where the first ones can fall out of the window before it is queried
+                        KafkaTopics.produce(kafka.bootstrapServers(), "prom-requests", odd.apply(round));
+                    }
                     pending.entrySet().removeIf(e -> {
                         try {
                             return hasData(http, api, e.getValue());
