@@ -229,7 +229,8 @@ public final class PlacementPlanner {
                 String d = servedOn != null ? servedOn : hot ? leastLoaded(w, m, perInstance) : packed(w, m, perInstance);
                 String colocation = "";
                 if (servedOn == null && settings.sloColocation() && d != null && w.conflicts(m.name(), d)) {
-                    String apart = hot ? leastLoadedApart(w, m, perInstance) : packedApart(w, m, perInstance);
+                    String apart = hot ? leastLoaded(w, m, apart(w, m, perInstance))
+                            : packed(w, m, perInstance, apart(w, m, perInstance));
                     if (apart != null) {
                         colocation = String.format(Locale.ROOT, "; %s, not %s, whose models' batches and its own "
                                 + "would not fit the SLO", apart, d);
@@ -394,8 +395,13 @@ public final class PlacementPlanner {
     }
 
     private String leastLoaded(Working w, ModelSpec m, double perInstance) {
+        return leastLoaded(w, m, d -> true);
+    }
+
+    /** The least loaded device that fits the instance and is allowed, or null. */
+    private static String leastLoaded(Working w, ModelSpec m, java.util.function.Predicate<String> allowed) {
         return w.devs.keySet().stream()
-                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d))
+                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d) && allowed.test(d))
                 .min(Comparator.comparingDouble(w::load)
                         .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
                         .thenComparing(d -> d))
@@ -403,40 +409,26 @@ public final class PlacementPlanner {
     }
 
     private String packed(Working w, ModelSpec m, double perInstance) {
+        return packed(w, m, perInstance, d -> true);
+    }
+
+    /** The busiest allowed device that stays within target with the instance, else the least loaded allowed one. */
+    private String packed(Working w, ModelSpec m, double perInstance, java.util.function.Predicate<String> allowed) {
         double target = settings.targetUtilization();
         String within = w.devs.keySet().stream()
-                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d))
+                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d) && allowed.test(d))
                 .filter(d -> w.load(d) + perInstance <= target)
                 .max(Comparator.comparingDouble(w::load)
                         .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
                         .thenComparing(Comparator.reverseOrder()))
                 .orElse(null);
-        return within != null ? within : leastLoaded(w, m, perInstance);
+        return within != null ? within : leastLoaded(w, m, allowed);
     }
 
-    /** The least loaded device without an SLO conflict that fits the instance within target x (1 + hysteresis), or null. */
-    private String leastLoadedApart(Working w, ModelSpec m, double perInstance) {
+    /** The devices without an SLO conflict for the model that take the instance within target x (1 + hysteresis). */
+    private java.util.function.Predicate<String> apart(Working w, ModelSpec m, double perInstance) {
         double overload = settings.targetUtilization() * (1 + settings.hysteresis());
-        return w.devs.keySet().stream()
-                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d) && !w.conflicts(m.name(), d))
-                .filter(d -> w.load(d) + perInstance <= overload)
-                .min(Comparator.comparingDouble(w::load)
-                        .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
-                        .thenComparing(d -> d))
-                .orElse(null);
-    }
-
-    /** As {@link #packed}, over the devices without an SLO conflict; null where none fits within target x (1 + hysteresis). */
-    private String packedApart(Working w, ModelSpec m, double perInstance) {
-        double target = settings.targetUtilization();
-        String within = w.devs.keySet().stream()
-                .filter(d -> !w.devices(m.name()).contains(d) && w.fits(m.name(), d) && !w.conflicts(m.name(), d))
-                .filter(d -> w.load(d) + perInstance <= target)
-                .max(Comparator.comparingDouble(w::load)
-                        .thenComparing(Comparator.comparingLong((String d) -> w.freeMemory(d)).reversed())
-                        .thenComparing(Comparator.reverseOrder()))
-                .orElse(null);
-        return within != null ? within : leastLoadedApart(w, m, perInstance);
+        return d -> !w.conflicts(m.name(), d) && w.load(d) + perInstance <= overload;
     }
 
     private static MoveRecord lastMove(List<MoveRecord> moves, String model) {
