@@ -223,12 +223,6 @@ public final class FleetSimulator {
     }
 
     /**
-     * Every model as a model config without a {@code scheduling} block runs in the job: the default
-     * batch sizing ({@link SchedulingConfig#DEFAULTS}: cut when the executor is free, no SLO-aware
-     * sizing) and requests without a deadline, which queue until served instead of expiring. The
-     * models' SLOs still judge the answers. Call before {@link #run}.
-     */
-    /**
      * A what-if, not the product: the planner's requests go to the least queued of the devices the
      * plan routes the model to (join the shortest queue, as the pooling baselines route among the
      * devices that hold a model), instead of the job's weighted round robin. The job has no such
@@ -240,6 +234,12 @@ public final class FleetSimulator {
         return this;
     }
 
+    /**
+     * Every model as a model config without a {@code scheduling} block runs in the job: the default
+     * batch sizing ({@link SchedulingConfig#DEFAULTS}: cut when the executor is free, no SLO-aware
+     * sizing) and requests without a deadline, which queue until served instead of expiring. The
+     * models' SLOs still judge the answers. Call before {@link #run}.
+     */
     public FleetSimulator withoutScheduling() {
         scheduling.replaceAll((k, v) -> SchedulingConfig.DEFAULTS);
         deadlines = false;
