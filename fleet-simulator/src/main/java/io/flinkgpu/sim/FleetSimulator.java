@@ -64,7 +64,8 @@ import org.HdrHistogram.Histogram;
  * coordinator's own {@link Coordinator} loop (its {@link DemandEvaluator}, {@link PlacementStep}
  * with the {@link PlacementPlanner} and DRF, {@link PublishPolicy}, an in-memory state store) runs
  * every cycle on snapshots built from the simulated counters, and its plans are applied as the
- * job applies them: the routing table through the library's {@link RoutingTable}, LOAD/UNLOAD as
+ * job applies them: the routing table through the library's {@link RoutingTable} (queue-aware on
+ * each device's outstanding requests, as the job's router reads its queue board), LOAD/UNLOAD as
  * pins and unloads. Each device reports every model it has loaded (the operator's {@code loaded}
  * gauge), so the coordinator's {@link WarmRouting} routes a new replica once its load is done. Requests for a model without a route go to the device its name hashes to and
  * load there on demand, as with the job's default hash routing.
@@ -122,9 +123,8 @@ public final class FleetSimulator {
 
     // routing
     private RoutingTable table;
-    /** Per model, the subtasks (devices) of the plan's route; read only by the least-queued what-if. */
-    private final Map<String, int[]> routeTargets = new java.util.HashMap<>();
-    private boolean leastQueuedRouting;
+    /** The plan's weighted round robin alone (the job's {@code inference.routing.queue-aware} off). */
+    private boolean roundRobinRouting;
     private final int[] hashDevice;
 
     // coordinator
@@ -223,14 +223,12 @@ public final class FleetSimulator {
     }
 
     /**
-     * A what-if, not the product: the planner's requests go to the least queued of the devices the
-     * plan routes the model to (join the shortest queue, as the pooling baselines route among the
-     * devices that hold a model), instead of the job's weighted round robin. The job has no such
-     * routing (its router sees no subtask's queue); the run measures what queue-aware routing would
-     * add to the same placements. Call before {@link #run}.
+     * The planner's requests go to the routed devices by the plan's weighted round robin alone, as
+     * the job routes with {@code inference.routing.queue-aware} off (or across TaskManagers),
+     * instead of queue-aware. Call before {@link #run}.
      */
-    public FleetSimulator withLeastQueuedRouting() {
-        leastQueuedRouting = true;
+    public FleetSimulator withRoundRobinRouting() {
+        roundRobinRouting = true;
         return this;
     }
 
@@ -339,6 +337,18 @@ public final class FleetSimulator {
 
         long queued() {
             return batcher.queuedRequests() + (busy ? 1 : 0) + parkedRequests;
+        }
+
+        /**
+         * The requests this device holds, as the job's inference subtask publishes them on its
+         * queue board: queued, cut and waiting (parked for a load, runnable) and executing.
+         */
+        long outstanding() {
+            long n = batcher.queuedRequests() + parkedRequests + (running == null ? 0 : running.size());
+            for (Batch<Req> b : runnable) {
+                n += b.size();
+            }
+            return n;
         }
 
         /** Runs the next batch if the executor is free. */
@@ -566,20 +576,10 @@ public final class FleetSimulator {
                 return best >= 0 && bestQ <= leastQ ? best : least;
             }
             case PLANNER: {
-                int[] targets = leastQueuedRouting ? routeTargets.get(ids[model].name()) : null;
-                if (targets != null && targets.length > 0) {
-                    int best = targets[0];
-                    long bestQ = Long.MAX_VALUE;
-                    for (int t : targets) {
-                        long q = devs[t].queued();
-                        if (q < bestQ) {
-                            bestQ = q;
-                            best = t;
-                        }
-                    }
-                    return best;
-                }
-                int s = table == null ? RoutingTable.NO_ROUTE : table.select(ids[model].name());
+                // as the job's router: queue-aware on what each device holds (one JVM, nothing in transit)
+                int s = table == null ? RoutingTable.NO_ROUTE
+                        : roundRobinRouting ? table.select(ids[model].name())
+                        : table.select(ids[model].name(), d -> devs[d].outstanding());
                 return s == RoutingTable.NO_ROUTE ? hashDevice[model] : s;
             }
             default:
@@ -733,9 +733,6 @@ public final class FleetSimulator {
 
     private void apply(ControlMessage plan) {
         table = new RoutingTable(plan, devs.length);
-        routeTargets.clear();
-        plan.routes().forEach(r -> routeTargets.put(r.model(),
-                r.targets().stream().mapToInt(t -> t.subtask()).filter(t -> t >= 0 && t < devs.length).toArray()));
         for (SubtaskCommand c : plan.commands()) {
             if (c.subtask() < 0 || c.subtask() >= devs.length || c.model() == null) {
                 continue;

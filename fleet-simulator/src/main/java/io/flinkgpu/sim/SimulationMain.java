@@ -91,11 +91,11 @@ public final class SimulationMain implements Callable<Integer> {
                     + "planner-max-models-N-slo-colocation on the long-tail trace (default: ${DEFAULT-VALUE})")
     boolean colocationSeries;
 
-    @Option(names = "--least-queued-series", arity = "1", defaultValue = "true",
-            description = "also run, on the dedicated trace, the what-if series planner-least-queued: the planner's "
-                    + "placements with each request sent to the least queued of the model's routed devices instead "
-                    + "of the job's weighted round robin (routing the job does not have) (default: ${DEFAULT-VALUE})")
-    boolean leastQueuedSeries;
+    @Option(names = "--round-robin-series", arity = "1", defaultValue = "true",
+            description = "also run, on the dedicated trace, the series planner-round-robin: the planner with the "
+                    + "job's inference.routing.queue-aware off (requests by the plan's weighted round robin alone, "
+                    + "as across TaskManagers) (default: ${DEFAULT-VALUE})")
+    boolean roundRobinSeries;
 
     @Option(names = "--forecast-horizon", defaultValue = "0",
             description = "the planner's coordinator.forecast.horizon in seconds (the coordinator's default is 15); 0, "
@@ -154,9 +154,9 @@ public final class SimulationMain implements Callable<Integer> {
             dedicated.putAll(sweep(pool, cal, fleet.withWarmRouting(false, fleet.warmTimeoutSeconds()), loads,
                     this::dedicatedSpec, List.of(Policy.PLANNER), ROUTE_AT_ONCE));
         }
-        if (leastQueuedSeries) {
+        if (roundRobinSeries) {
             dedicated.putAll(sweep(pool, cal, fleet, loads, this::dedicatedSpec, List.of(Policy.PLANNER),
-                    LEAST_QUEUED));
+                    ROUND_ROBIN));
         }
         if (colocationSeries) {
             dedicated.putAll(sweep(pool, cal, fleet.withPlanner(fleet.planner().withSloColocation(true),
@@ -237,8 +237,8 @@ public final class SimulationMain implements Callable<Integer> {
     /** The label of the planner run with coordinator.plan.warm-before-route off. */
     static final String ROUTE_AT_ONCE = "planner-route-at-once";
 
-    /** The label of the what-if planner run with least-queued routing among the plan's replicas. */
-    static final String LEAST_QUEUED = "planner-least-queued";
+    /** The label of the planner run with the job's queue-aware routing off. */
+    static final String ROUND_ROBIN = "planner-round-robin";
 
     /** The label of the planner run with coordinator.plan.slo-colocation on. */
     static final String COLOCATION = "planner-slo-colocation";
@@ -259,7 +259,7 @@ public final class SimulationMain implements Callable<Integer> {
                 futures.computeIfAbsent(name, k -> new ArrayList<>()).add(pool.submit(() -> {
                     long t0 = System.nanoTime();
                     FleetSimulator sim = new FleetSimulator(w, fleet, p, cal);
-                    SimResult r = (LEAST_QUEUED.equals(label) ? sim.withLeastQueuedRouting() : sim).run();
+                    SimResult r = (ROUND_ROBIN.equals(label) ? sim.withRoundRobinRouting() : sim).run();
                     System.out.printf(Locale.ROOT, "%-24s load %.2f: attainment %.4f util %.3f goodput/GPU %.0f "
                             + "p95 %.1f p99 %.1f swaps/min %.1f arrivals %d (%.1f s)%n", name, l, r.attainment(),
                             r.utilization(), r.goodputPerGpu(), r.p95Ms(), r.p99Ms(), r.swapsPerMinute(), r.arrivals(),
@@ -300,7 +300,7 @@ public final class SimulationMain implements Callable<Integer> {
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
                 + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels
                 + " --warm-before-route=" + warmBeforeRoute + " --dedicated-route-at-once=" + dedicatedRouteAtOnce
-                + " --colocation-series=" + colocationSeries + " --least-queued-series=" + leastQueuedSeries
+                + " --colocation-series=" + colocationSeries + " --round-robin-series=" + roundRobinSeries
                 + " --forecast-horizon=" + fmt(forecastHorizon);
     }
 

@@ -168,18 +168,18 @@ class FleetSimulatorTest {
         assertThat(Scenarios.run(Policy.PLANNER, 3, spec, 30).extra()).doesNotContainKey("cycle_trace");
     }
     @Test
-    void leastQueuedRoutingAmongThePlansReplicasAnswersBurstsTheRoundRobinMisses() {
-        // the what-if series: the same trace and coordinator, requests to the least queued routed device
+    void queueAwareRoutingAmongThePlansReplicasAnswersBurstsTheRoundRobinMisses() {
+        // the job's default (queue-aware on the outstanding requests) against its round robin alone, same trace
         Workload.Spec spec = new Workload.Spec(6, 1.0, "gamma", 4.0, 0.6, 40, 0.5, 0.7,
                 new double[] {0, 1, 0, 1, 1}, 0, 12L << 30, 11);
         Workload w = Workload.build(spec, 6, Scenarios.CALIBRATION, "a100");
         FleetConfig c = FleetConfig.of(6, "a100", 60, 10);
-        SimResult plain = new FleetSimulator(w, c, Policy.PLANNER, Scenarios.CALIBRATION).run();
-        SimResult jsq = new FleetSimulator(w, c, Policy.PLANNER, Scenarios.CALIBRATION).withLeastQueuedRouting().run();
+        SimResult plain = new FleetSimulator(w, c, Policy.PLANNER, Scenarios.CALIBRATION).withRoundRobinRouting().run();
+        SimResult jsq = new FleetSimulator(w, c, Policy.PLANNER, Scenarios.CALIBRATION).run();
         assertThat(jsq.arrivals()).isEqualTo(plain.arrivals());
         assertThat(jsq.conserved()).isTrue();
         assertThat(plain.expired()).isPositive();
-        assertThat(jsq.expired()).as("expired: least queued %d, round robin %d", jsq.expired(), plain.expired())
+        assertThat(jsq.expired()).as("expired: queue-aware %d, round robin %d", jsq.expired(), plain.expired())
                 .isLessThan(plain.expired());
         assertThat(jsq.unrouted()).isZero();
     }

@@ -98,6 +98,8 @@ class ControlTopicRoutingEndToEndTest {
         config.set(InferenceJobOptions.CONTROL_TOPIC, control);
         config.set(InferenceJobOptions.PARALLELISM, 2);
         config.set(InferenceJobOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
+        // the exact split of the plan's weights (queue-aware routing is QueueAwareRoutingEndToEndTest's)
+        config.set(io.flinkgpu.inference.operator.GpuInferenceOptions.QUEUE_AWARE_ROUTING, false);
         JobClient job = start(config, null);
         String savepoint;
         try {

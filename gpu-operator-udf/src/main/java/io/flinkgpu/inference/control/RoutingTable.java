@@ -41,6 +41,18 @@ public final class RoutingTable {
         return wheel == null ? NO_ROUTE : wheel.next();
     }
 
+    /**
+     * The subtask for the next request of {@code model}, queue-aware: the target with the fewest
+     * outstanding requests per unit of weight ({@code outstanding.applyAsLong(subtask)}, see
+     * {@link QueueBoard}), ties going to the round robin's pick, so that an idle fleet still
+     * follows the weights. Where any target's count is unknown (negative), the round robin's pick,
+     * as {@link #select(String)}. The wheel turns on every call either way.
+     */
+    public int select(String model, java.util.function.IntToLongFunction outstanding) {
+        Wheel wheel = wheels.get(model);
+        return wheel == null ? NO_ROUTE : wheel.leastOutstanding(outstanding);
+    }
+
     public boolean routes(String model) {
         return wheels.containsKey(model);
     }
@@ -73,6 +85,27 @@ public final class RoutingTable {
                 }
             }
             current[best] -= total;
+            return subtasks[best];
+        }
+
+        int leastOutstanding(java.util.function.IntToLongFunction outstanding) {
+            int pick = next();
+            if (subtasks.length == 1) {
+                return pick;
+            }
+            int best = -1;
+            double bestScore = Double.POSITIVE_INFINITY;
+            for (int i = 0; i < subtasks.length; i++) {
+                long n = outstanding.applyAsLong(subtasks[i]);
+                if (n < 0) {
+                    return pick; // not every replica is visible: the plan's weights decide
+                }
+                double score = n / weights[i];
+                if (score < bestScore || (score == bestScore && subtasks[i] == pick)) {
+                    bestScore = score;
+                    best = i;
+                }
+            }
             return subtasks[best];
         }
     }

@@ -5,6 +5,7 @@ import io.flinkgpu.inference.batching.Batch;
 import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
+import io.flinkgpu.inference.control.QueueBoard;
 import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.cache.ModelReloader;
@@ -97,6 +98,11 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     private transient ListState<String> controlState;
     private transient List<String> restoredControl;
     private transient ModelCommands commands;
+    /** The stage's queue board in this JVM and this subtask's slot on it (null: not queue-aware routed). */
+    private transient QueueBoard queueBoard;
+    private transient QueueBoard.Slot queueSlot;
+    /** Requests in the batches that are executing (what the queue board counts beside the queue). */
+    private transient long executingRequests;
 
     /** An admitted request waiting for, or in, a batch, with the input that made it. */
     record Pending<I>(RequestAdmission.Admitted admitted, I input) {
@@ -174,6 +180,14 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     /** The reason of the INTERNAL error that replaces a successful answer whose emitting threw. */
     protected String emitFailureReason(RuntimeException e) {
         return "the response could not be serialized: " + e.getClass().getName() + ": " + e.getMessage();
+    }
+
+    /**
+     * The name of the stage's {@link QueueBoard} that this subtask publishes its outstanding
+     * requests on for queue-aware routing ({@link PlanRouter}); null (the default): none.
+     */
+    protected String queueBoardName() {
+        return null;
     }
 
     /** The index of this subtask. */
@@ -269,6 +283,12 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
                 cache::loadedCount, InferenceMetrics.ModelGauges.of(batcher::queuedSamples, batcher::latencyModel,
                         batcher::batchCap, cache::isLoaded));
         loadTracker.set(metrics);
+        String boardName = queueBoardName();
+        if (boardName != null) {
+            queueBoard = QueueBoard.acquire(PlanRouter.boardKey(getRuntimeContext().getJobInfo().getJobId().toString(),
+                    boardName), getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
+            queueSlot = queueBoard.join(subtask, getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
+        }
         cache.residentModels().forEach(metrics::track); // loads that completed before the tracker was set
         if (!restored.isEmpty()) {
             LOG.info("Re-queueing {} requests restored from the last checkpoint", restored.size());
@@ -308,6 +328,9 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     @Override
     public void processElement(StreamRecord<IN> element) throws Exception {
         IN request = element.getValue();
+        if (queueSlot != null) {
+            queueSlot.arrived();
+        }
         // Backpressure: while the model has max_enqueued_batches full batches waiting, run mail
         // (batch completions, timers) instead of taking more input.
         while (batcher.isBackpressured() && !executing.isEmpty()) {
@@ -421,6 +444,9 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         }
         emitExpired();
         armTimer();
+        if (queueSlot != null) {
+            queueSlot.publish(batcher.queuedRequests() + executingRequests);
+        }
     }
 
     /** Answers requests whose deadline passed in the queue (queue policy REJECT). */
@@ -456,6 +482,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     private void submit(Batch<Pending<IN>> batch) {
         long seq = batchSequence++;
         executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key().model()).predictNanos(batch.samples())));
+        executingRequests += batch.items().size();
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
             Outcome outcome = execute(batch, dispatchedNanos);
@@ -510,6 +537,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             throw new Exception("inference failed for a reason no request caused", outcome.fatal());
         }
         Executing<IN> done = executing.remove(seq);
+        executingRequests -= batch.items().size();
         ModelId id = batch.key().model();
         List<InferenceResponse> responses = outcome.responses();
         if (!responses.isEmpty()) {
@@ -592,6 +620,11 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     @Override
     public void close() throws Exception {
         try {
+            if (queueBoard != null) {
+                queueBoard.leave(subtaskIndex(), queueSlot);
+                queueBoard.release();
+                queueBoard = null;
+            }
             if (reloader != null) {
                 reloader.close();
             }

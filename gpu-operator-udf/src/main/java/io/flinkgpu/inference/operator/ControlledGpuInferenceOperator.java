@@ -19,9 +19,24 @@ public class ControlledGpuInferenceOperator extends GpuInferenceOperator
         implements TwoInputStreamOperator<InferenceRequest, byte[], InferenceResponse> {
     private static final long serialVersionUID = 1L;
 
+    /** The stage's queue board name (null: none). */
+    private final String queueBoard;
+
     public ControlledGpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters,
             InferenceSettings settings) {
+        this(parameters, settings, null);
+    }
+
+    /** An operator that publishes its outstanding requests on the stage's queue board {@code queueBoard} (null: none). */
+    public ControlledGpuInferenceOperator(StreamOperatorParameters<InferenceResponse> parameters,
+            InferenceSettings settings, String queueBoard) {
         super(parameters, settings);
+        this.queueBoard = queueBoard;
+    }
+
+    @Override
+    protected String queueBoardName() {
+        return queueBoard;
     }
 
     /** Shadow rollouts: compares shadow copies' answers with the served ones and swallows them. */

@@ -13,16 +13,23 @@ public final class ControlledGpuInferenceOperatorFactory extends AbstractStreamO
     private static final long serialVersionUID = 1L;
 
     private final InferenceSettings settings;
+    private final String queueBoard;
 
     public ControlledGpuInferenceOperatorFactory(InferenceSettings settings) {
+        this(settings, null);
+    }
+
+    /** Operators that publish on the stage's queue board {@code queueBoard} (null: none). */
+    public ControlledGpuInferenceOperatorFactory(InferenceSettings settings, String queueBoard) {
         this.settings = settings;
+        this.queueBoard = queueBoard;
     }
 
     @Override
     @SuppressWarnings("unchecked")
     public <T extends StreamOperator<InferenceResponse>> T createStreamOperator(
             StreamOperatorParameters<InferenceResponse> parameters) {
-        return (T) new ControlledGpuInferenceOperator(parameters, settings);
+        return (T) new ControlledGpuInferenceOperator(parameters, settings, queueBoard);
     }
 
     @Override

@@ -99,7 +99,9 @@ public final class GpuInference {
      * pass one gate, {@link PlanRouter}, which keeps the newest valid plan (invalid records,
      * older epochs and, with verify keys configured, unsigned or wrongly signed records are
      * counted and ignored; see {@link ControlPlaneSettings}), routes each request to the inference subtask the plan
-     * gives its model (by model hash where the plan says nothing) and hands each applied plan to the
+     * gives its model (of its replicas, the one with the fewest outstanding requests, where
+     * {@code inference.routing.queue-aware} is on and they run in the router's JVM; by model hash
+     * where the plan says nothing) and hands each applied plan to the
      * inference subtasks, which carry out the LOAD/UNLOAD commands addressed to them. The inference
      * operator has the same uid as with {@link #apply(DataStream)}, so its request state carries
      * over when a job adds control.
@@ -109,9 +111,10 @@ public final class GpuInference {
         int p = parallelism > 0 ? parallelism : requests.getExecutionEnvironment().getParallelism();
         boolean defaultUid = uid.equals(DEFAULT_UID);
         BroadcastStream<byte[]> plans = control.broadcast(PlanRouter.PLAN_STATE);
+        String queueBoard = settings.queueAwareRouting() ? uid : null; // the router and its subtasks meet on it
         TypeInformation<Tuple2<Integer, InferenceRequest>> targeted = Types.TUPLE(Types.INT, InferenceTypes.REQUEST);
         SingleOutputStreamOperator<Tuple2<Integer, InferenceRequest>> router = requests.connect(plans)
-                .process(new PlanRouter(p, controlPlane, settings.device().slotWeights()), targeted)
+                .process(new PlanRouter(p, controlPlane, settings.device().slotWeights(), queueBoard), targeted)
                 .uid(defaultUid ? DEFAULT_ROUTER_UID : uid + "-" + DEFAULT_ROUTER_UID)
                 .name("Plan router");
         DataStream<InferenceRequest> routed = router
@@ -121,7 +124,7 @@ public final class GpuInference {
                 .name("Routed requests")
                 .setParallelism(p);
         return routed.connect(router.getSideOutput(PlanRouter.APPLIED_PLANS).broadcast())
-                .transform(name, InferenceTypes.RESPONSE, new ControlledGpuInferenceOperatorFactory(settings))
+                .transform(name, InferenceTypes.RESPONSE, new ControlledGpuInferenceOperatorFactory(settings, queueBoard))
                 .uid(uid)
                 .name(name)
                 .setParallelism(p);
@@ -209,7 +212,7 @@ public final class GpuInference {
                     GpuInferenceOptions.WARMUP_WORKERS, GpuInferenceOptions.LOAD_RETRY_INTERVAL,
                     GpuInferenceOptions.LOAD_ROOM_WAIT, GpuInferenceOptions.REPOSITORY_POLL_INTERVAL,
                     GpuInferenceOptions.MAX_REQUEST_SIZE, GpuInferenceOptions.TENANTS_FILE,
-                    GpuInferenceOptions.MAX_ISOLATED_CULPRITS}) {
+                    GpuInferenceOptions.MAX_ISOLATED_CULPRITS, GpuInferenceOptions.QUEUE_AWARE_ROUTING}) {
                 copy(flinkConfig, option);
             }
             verifyKeys.putAll(Secrets.withPrefix(flinkConfig.toMap(),
@@ -244,6 +247,12 @@ public final class GpuInference {
 
         public Builder maxEnqueuedBatches(int batches) {
             config.set(GpuInferenceOptions.MAX_ENQUEUED_BATCHES, batches);
+            return this;
+        }
+
+        /** See {@link GpuInferenceOptions#QUEUE_AWARE_ROUTING} (on by default). */
+        public Builder queueAwareRouting(boolean on) {
+            config.set(GpuInferenceOptions.QUEUE_AWARE_ROUTING, on);
             return this;
         }
 

@@ -97,6 +97,15 @@ public final class GpuInferenceOptions {
                     + "The default equals the default inference.kafka.max-record-size and Kafka's default "
                     + "max.message.bytes (1 MiB): raise them together.");
 
+    public static final ConfigOption<Boolean> QUEUE_AWARE_ROUTING = ConfigOptions.key("inference.routing.queue-aware")
+            .booleanType()
+            .defaultValue(true)
+            .withDescription("Under a coordinator's plan, send each request of a model to the replica with the fewest "
+                    + "outstanding requests (queued, executing and on their way) per unit of the plan's weight, ties "
+                    + "by the plan's weighted round robin, instead of the round robin alone. The counts are shared "
+                    + "inside one TaskManager: a model whose replicas run in several TaskManagers is routed by the "
+                    + "weights alone, as with false.");
+
     public static final ConfigOption<Integer> MAX_ISOLATED_CULPRITS =
             ConfigOptions.key("inference.execution.max-isolated-culprits")
                     .intType()

@@ -25,7 +25,8 @@ public record InferenceSettings(
         Duration repositoryPollInterval,
         ValidationLimits limits,
         String tenantsFile,
-        int maxIsolatedCulprits) implements Serializable {
+        int maxIsolatedCulprits,
+        boolean queueAwareRouting) implements Serializable {
 
     public InferenceSettings {
         if (executionThreads < 1) {
@@ -68,7 +69,8 @@ public record InferenceSettings(
                 new ValidationLimits(config.get(GpuInferenceOptions.MAX_TENSOR_ELEMENTS),
                         config.get(GpuInferenceOptions.MAX_REQUEST_SIZE).getBytes()),
                 config.get(GpuInferenceOptions.TENANTS_FILE),
-                config.get(GpuInferenceOptions.MAX_ISOLATED_CULPRITS));
+                config.get(GpuInferenceOptions.MAX_ISOLATED_CULPRITS),
+                config.get(GpuInferenceOptions.QUEUE_AWARE_ROUTING));
     }
 
     /** The tenants: the configured file, else {@code tenants.json} in the repository, else unlimited. */

@@ -7,6 +7,7 @@ import io.flinkgpu.contract.control.InvalidControlMessageException;
 import io.flinkgpu.contract.control.PlanVerifier;
 import io.flinkgpu.contract.metrics.MetricNames;
 import io.flinkgpu.contract.placement.SlotLayout;
+import io.flinkgpu.inference.control.QueueBoard;
 import io.flinkgpu.inference.control.RoutingTable;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -32,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * in force is broadcast state (so it is in every checkpoint and savepoint). Requests of a model the
  * plan routes go to its inference subtasks by smooth weighted round robin on the plan's weights
  * ({@link RoutingTable}); anything else (no plan yet, a model the plan does not cover) keeps the
- * default hash routing of {@link ModelPartitioner}. Emits (target subtask or {@link #HASH_ROUTE},
+ * default hash routing of {@link ModelPartitioner}. With queue-aware routing (on by default,
+ * {@code inference.routing.queue-aware}) a routed model's request goes instead to the target with
+ * the fewest outstanding requests per unit of weight, read from the stage's {@link QueueBoard}
+ * in this JVM; a model with a target the board does not show keeps the round robin. Emits (target subtask or {@link #HASH_ROUTE},
  * request) for {@link TargetPartitioner}.
  *
  * <p>Routing follows the running parallelism however it changed: the plan's targets are read
@@ -78,6 +82,13 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
 
     private final int inferenceParallelism;
     private final ControlPlaneSettings controlPlane;
+    /** The stage's queue board name (null: no queue-aware routing). */
+    private final String queueBoard;
+    /** This JVM's board of the stage (null: none). */
+    private transient QueueBoard board;
+    /** Where a routed request lands, as the job's partitioning sends it: what {@link #board} counts. */
+    private transient TargetPartitioner partitioner;
+    private transient Target key;
     /** The slot weights (empty: none, targets go as they are). */
     private final java.util.List<Double> slotWeights;
     /** The parallelism the current table's targets are read against. */
@@ -110,6 +121,17 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
      * {@code slotWeights} (empty: no weights); use the same weights in its {@link TargetPartitioner}.
      */
     public PlanRouter(int inferenceParallelism, ControlPlaneSettings controlPlane, java.util.List<Double> slotWeights) {
+        this(inferenceParallelism, controlPlane, slotWeights, null);
+    }
+
+    /**
+     * As {@link #PlanRouter(int, ControlPlaneSettings, java.util.List)}, routing queue-aware where
+     * {@code queueBoard} names the stage's {@link QueueBoard} (the inference subtasks publish on the
+     * board of the same name; null: the plan's weighted round robin only).
+     */
+    public PlanRouter(int inferenceParallelism, ControlPlaneSettings controlPlane, java.util.List<Double> slotWeights,
+            String queueBoard) {
+        this.queueBoard = queueBoard;
         this.inferenceParallelism = inferenceParallelism;
         this.controlPlane = java.util.Objects.requireNonNull(controlPlane, "control plane settings");
         this.slotWeights = java.util.List.copyOf(slotWeights);
@@ -135,6 +157,26 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         table = routingTable(null);
         tableSource = null;
         tablePlan = null;
+        if (queueBoard != null) {
+            board = QueueBoard.acquire(boardKey(getRuntimeContext().getJobInfo().getJobId().toString(), queueBoard),
+                    getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
+            partitioner = new TargetPartitioner(slotWeights);
+            key = new Target();
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (board != null) {
+            board.release();
+            board = null;
+        }
+        super.close();
+    }
+
+    /** The key of a stage's {@link QueueBoard}: one per job and stage, so two jobs in one JVM never share one. */
+    static String boardKey(String jobId, String stage) {
+        return jobId + "/" + stage;
     }
 
     @Override
@@ -154,7 +196,12 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
             if (isShadow(request)) {
                 request = request.withParameters(request.parameters().withOrigin(null)); // only the router makes shadows
             }
-            target = table.select(request.modelName());
+            // Queue-aware where the inference subtasks in this JVM run at the parallelism the plan was
+            // made for (its targets are then their subtasks); else the plan's weights alone.
+            int running = board == null ? 0 : board.parallelism();
+            target = running > 0 && running == tableParallelism
+                    ? table.select(request.modelName(), board::outstanding)
+                    : table.select(request.modelName());
             InferenceRequest served = splitVersion(request);
             shadow = shadowOf(request, served);
             request = served;
@@ -164,10 +211,19 @@ public final class PlanRouter extends BroadcastProcessFunction<InferenceRequest,
         }
         int to = target == RoutingTable.NO_ROUTE ? HASH_ROUTE
                 : slotWeights.isEmpty() ? target : withPlanParallelism(target, tableParallelism);
-        out.collect(Tuple2.of(to, request));
+        emit(Tuple2.of(to, request), out);
         if (shadow != null) {
             // To the same subtask, after the served request: the subtask compares the two answers.
-            out.collect(Tuple2.of(to, shadow));
+            emit(Tuple2.of(to, shadow), out);
+        }
+    }
+
+    /** Emits a routed request and counts it on its way to the subtask the partitioning gives it. */
+    private void emit(Tuple2<Integer, InferenceRequest> routed, Collector<Tuple2<Integer, InferenceRequest>> out) {
+        out.collect(routed);
+        int running = board == null ? 0 : board.parallelism();
+        if (running > 0) {
+            board.sent(partitioner.partition(key.getKey(routed), running));
         }
     }
 

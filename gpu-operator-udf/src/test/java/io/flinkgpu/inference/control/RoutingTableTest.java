@@ -49,4 +49,45 @@ class RoutingTableTest {
         assertThat(table.select("other")).isEqualTo(RoutingTable.NO_ROUTE);
         assertThat(new RoutingTable(null, 2).select("m")).isEqualTo(RoutingTable.NO_ROUTE);
     }
+
+    static ControlMessage twoTargets(double w0, double w1) {
+        return ControlMessage.of(1, 0, 3, List.of(new ModelRoute("m",
+                List.of(new RouteTarget(0, w0), new RouteTarget(2, w1)), "r")), List.of(), "test");
+    }
+
+    @Test
+    void queueAwareSelectionPicksTheFewestOutstandingPerUnitOfWeight() {
+        RoutingTable table = new RoutingTable(twoTargets(1, 1), 3);
+        long[] outstanding = {5, 0, 2};
+        for (int i = 0; i < 10; i++) {
+            assertThat(table.select("m", s -> outstanding[s])).isEqualTo(2);
+        }
+        outstanding[2] = 9;
+        assertThat(table.select("m", s -> outstanding[s])).isEqualTo(0);
+        // weight 3 against 1: 8 outstanding on the heavy target (8/3) beats 3 on the light one (3/1)
+        RoutingTable weighted = new RoutingTable(twoTargets(3, 1), 3);
+        long[] queues = {8, 0, 3};
+        assertThat(weighted.select("m", s -> queues[s])).isEqualTo(0);
+        queues[0] = 10;
+        assertThat(weighted.select("m", s -> queues[s])).isEqualTo(2);
+        assertThat(table.select("other", s -> 0)).isEqualTo(RoutingTable.NO_ROUTE);
+    }
+
+    @Test
+    void queueAwareTiesAndUnknownCountsFollowTheWeights() {
+        // all idle: every choice is a tie, so the round robin's proportions hold exactly
+        RoutingTable idle = new RoutingTable(twoTargets(3, 1), 3);
+        Map<Integer, Integer> counts = new HashMap<>();
+        for (int i = 0; i < 400; i++) {
+            counts.merge(idle.select("m", s -> 0), 1, Integer::sum);
+        }
+        assertThat(counts).containsOnly(Map.entry(0, 300), Map.entry(2, 100));
+        // a target whose count is unknown (not on this JVM's board): the round robin alone, even
+        // where the known one is empty
+        RoutingTable partial = new RoutingTable(twoTargets(1, 1), 3);
+        RoutingTable plain = new RoutingTable(twoTargets(1, 1), 3);
+        for (int i = 0; i < 20; i++) {
+            assertThat(partial.select("m", s -> s == 0 ? 0 : QueueBoard.UNKNOWN)).isEqualTo(plain.select("m"));
+        }
+    }
 }

@@ -63,7 +63,12 @@ class ModelCommandsOperatorTest {
         final Map<String, Metric> metrics;
 
         Harness(GpuInference g) throws Exception {
-            super(new ControlledGpuInferenceOperatorFactory(g.settings()), 1, 1, 0);
+            this(g, null);
+        }
+
+        /** A subtask publishing on the queue board {@code queueBoard} (null: none). */
+        Harness(GpuInference g, String queueBoard) throws Exception {
+            super(new ControlledGpuInferenceOperatorFactory(g.settings(), queueBoard), 1, 1, 0);
             metrics = Map.of();
         }
 
@@ -210,6 +215,42 @@ class ModelCommandsOperatorTest {
             Thread.sleep(100);
             assertThat(op(h).cache().isLoaded(ID)).isTrue();
             assertThat(op(h).commands().ignoredCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void theSubtaskPublishesWhatItHoldsOnTheQueueBoardAndUncountsWhatArrives() throws Exception {
+        Path dir = Files.createDirectories(repo.resolve(MODEL).resolve("1"));
+        Files.copy(TEST_MODELS.resolve(MODEL).resolve("1/model.onnx"), dir.resolve("model.onnx"));
+        Files.copy(TEST_MODELS.resolve(MODEL).resolve("config.json"), repo.resolve(MODEL).resolve("config.json"));
+        // 50 ms per batch of at most 4: ten requests cannot all be answered at once
+        GpuInference g = GpuInference.builder().modelRepository(repo.toString()).maxBatchSize(4)
+                .simulatedDevices(1, MemorySize.parse("64m"), "50+0*b").build();
+        io.flinkgpu.inference.control.QueueBoard board;
+        try (var h = new Harness(g, "stage")) {
+            h.open();
+            board = io.flinkgpu.inference.control.QueueBoard.acquire(
+                    PlanRouter.boardKey(h.getEnvironment().getJobID().toString(), "stage"), 1);
+            assertThat(board.parallelism()).isEqualTo(1);
+            assertThat(board.outstanding(0)).isZero();
+            for (int i = 0; i < 10; i++) {
+                board.sent(0); // a router sent ten
+            }
+            assertThat(board.outstanding(0)).isEqualTo(10);
+            for (int i = 0; i < 10; i++) {
+                h.processElement1(new StreamRecord<>(new InferenceRequest("r" + i, MODEL, null,
+                        List.of(Tensor.ofFloats("x", new long[] {1, 4}, 1, 2, 3, i)), RequestParameters.DEFAULTS)));
+            }
+            assertThat(board.outstanding(0)).as("arrived, queued or executing, none answered yet").isEqualTo(10);
+            h.endInput1();
+            assertThat(h.extractOutputValues()).hasSize(10);
+            assertThat(board.outstanding(0)).as("all answered").isZero();
+        }
+        try {
+            assertThat(board.outstanding(0)).as("a closed subtask leaves the board")
+                    .isEqualTo(io.flinkgpu.inference.control.QueueBoard.UNKNOWN);
+        } finally {
+            board.release();
         }
     }
 }

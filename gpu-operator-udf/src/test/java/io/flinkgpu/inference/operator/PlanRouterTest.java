@@ -391,4 +391,49 @@ class PlanRouterTest {
         assertThatThrownBy(() -> GpuInference.builder().controlVerifyKey("bad id", KEY).build())
                 .hasMessageContaining("key id").hasMessageNotContaining(KEY);
     }
+
+    @Test
+    void queueAwareRoutingSendsToTheReplicaWithFewerOutstandingAndCountsWhatItSent() throws Exception {
+        ControlMessage both = ControlMessage.of(1, 1, 2, List.of(new ModelRoute(MODEL,
+                List.of(new RouteTarget(0, 1), new RouteTarget(1, 1)), "two replicas")), List.of(), "p=2");
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2, ControlPlaneSettings.trusted(), List.of(), "stage"))) {
+            h.open();
+            io.flinkgpu.inference.control.QueueBoard board = io.flinkgpu.inference.control.QueueBoard.acquire(
+                    PlanRouter.boardKey(h.getEnvironment().getJobID().toString(), "stage"), 128);
+            try {
+                h.control(ControlMessageCodec.encode(both));
+                // no inference subtask on the board yet: the round robin alternates
+                assertThat(h.route("a")).isNotEqualTo(h.route("b"));
+                io.flinkgpu.inference.control.QueueBoard.Slot zero = board.join(0, 2);
+                board.join(1, 2);
+                zero.publish(10); // subtask 0 holds ten requests
+                for (int i = 0; i < 10; i++) {
+                    assertThat(h.route("r" + i)).as("request %d", i).isEqualTo(1);
+                }
+                assertThat(board.outstanding(1)).as("the ten on their way to subtask 1").isEqualTo(10);
+                assertThat(board.outstanding(0)).isEqualTo(10);
+                // a plan made for another parallelism than the subtasks run at: the weights alone
+                h.control(ControlMessageCodec.encode(ControlMessage.of(2, 2, 3, List.of(new ModelRoute(MODEL,
+                        List.of(new RouteTarget(0, 1), new RouteTarget(1, 1)), "p=3")), List.of(), "p=3")));
+                assertThat(h.route("c")).isNotEqualTo(h.route("d"));
+            } finally {
+                board.release();
+            }
+        }
+        // without a board name the router reads and counts nothing
+        try (RouterHarness h = RouterHarness.of(new PlanRouter(2))) {
+            h.open();
+            io.flinkgpu.inference.control.QueueBoard board = io.flinkgpu.inference.control.QueueBoard.acquire(
+                    PlanRouter.boardKey(h.getEnvironment().getJobID().toString(), "stage"), 128);
+            try {
+                board.join(0, 2).publish(10);
+                board.join(1, 2);
+                h.control(ControlMessageCodec.encode(both));
+                assertThat(h.route("e")).isNotEqualTo(h.route("f"));
+                assertThat(board.outstanding(1)).isZero();
+            } finally {
+                board.release();
+            }
+        }
+    }
 }
