@@ -3,7 +3,7 @@
 # the repository root; arguments go to io.flinkgpu.sim.SimulationMain (--help lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -o -q -B -pl fleet-simulator -am package -DskipTests dependency:build-classpath \
+mvn -q -B -pl fleet-simulator -am package -DskipTests dependency:build-classpath \
     -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
 exec java -Xmx3g -Djava.awt.headless=true \
     -cp "fleet-simulator/target/classes:$(cat fleet-simulator/target/classpath.txt)" \

@@ -28,18 +28,20 @@ import java.util.List;
  * @param warmTimeoutSeconds its {@code coordinator.plan.warm-timeout}
  * @param forecastHorizonSeconds its {@code coordinator.forecast.horizon} (0: no forecast); the forecast's other
  *     settings are the coordinator's defaults
+ * @param warmCheckSeconds its {@code coordinator.plan.warm-check-interval}: the time to the next cycle while a
+ *     route is held for a load ({@code CycleSchedule})
  */
 public record FleetConfig(List<String> deviceKinds, long deviceMemoryBytes, LoadTimeModel loadTime,
         double horizonSeconds, double warmupSeconds, double cycleSeconds, double metricsFetchSeconds,
         double metricsSettleSeconds, double controlDelaySeconds, int maxModelsPerDevice, PlannerSettings planner,
         long evictionTimeoutSeconds, boolean warmBeforeRoute, double warmTimeoutSeconds,
-        double forecastHorizonSeconds) {
+        double forecastHorizonSeconds, double warmCheckSeconds) {
 
     public FleetConfig {
         deviceKinds = List.copyOf(deviceKinds);
         if (deviceKinds.isEmpty() || deviceMemoryBytes <= 0 || horizonSeconds <= 0 || warmupSeconds < 0
                 || warmupSeconds >= horizonSeconds || cycleSeconds <= 0 || maxModelsPerDevice < 1
-                || !(warmTimeoutSeconds >= 0) || !(forecastHorizonSeconds >= 0)) {
+                || !(warmTimeoutSeconds >= 0) || !(forecastHorizonSeconds >= 0) || !(warmCheckSeconds > 0)) {
             throw new IllegalArgumentException("invalid fleet config");
         }
     }
@@ -58,56 +60,64 @@ public record FleetConfig(List<String> deviceKinds, long deviceMemoryBytes, Load
                 horizonSeconds, warmupSeconds, 5, 0, 0, 0.05, 8, PlannerSettings.defaults(), 300,
                 CoordinatorOptions.WARM_BEFORE_ROUTE.defaultValue(),
                 CoordinatorOptions.WARM_TIMEOUT.defaultValue().toMillis() / 1000.0,
-                CoordinatorOptions.FORECAST_HORIZON.defaultValue().toMillis() / 1000.0);
+                CoordinatorOptions.FORECAST_HORIZON.defaultValue().toMillis() / 1000.0,
+                CoordinatorOptions.WARM_CHECK_INTERVAL.defaultValue().toMillis() / 1000.0);
+    }
+
+    /** With {@code coordinator.plan.warm-check-interval} at {@code seconds}. */
+    public FleetConfig withWarmCheck(double seconds) {
+        return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
+                metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds, seconds);
     }
 
     public FleetConfig withWarmRouting(boolean warm, double timeoutSeconds) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warm, timeoutSeconds, forecastHorizonSeconds);
+                evictionTimeoutSeconds, warm, timeoutSeconds, forecastHorizonSeconds, warmCheckSeconds);
     }
 
     /** With {@code coordinator.forecast.horizon} at {@code forecastSeconds} (0: off). */
     public FleetConfig withForecast(double forecastSeconds) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastSeconds, warmCheckSeconds);
     }
 
     public FleetConfig withKinds(List<String> kinds) {
         return new FleetConfig(kinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds, warmCheckSeconds);
     }
 
     public FleetConfig withMemory(long bytes) {
         return new FleetConfig(deviceKinds, bytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds, warmCheckSeconds);
     }
 
     public FleetConfig withLoop(double cycle, double fetch, double settle, double controlDelay) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycle, fetch,
                 settle, controlDelay, maxModelsPerDevice, planner, evictionTimeoutSeconds, warmBeforeRoute,
-                warmTimeoutSeconds, forecastHorizonSeconds);
+                warmTimeoutSeconds, forecastHorizonSeconds, warmCheckSeconds);
     }
 
     public FleetConfig withPlanner(PlannerSettings p, int maxModels) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModels, p, evictionTimeoutSeconds,
-                warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
+                warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds, warmCheckSeconds);
     }
 
     public FleetConfig withHorizon(double horizon, double warmup) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, loadTime, horizon, warmup, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds, warmCheckSeconds);
     }
 
     public FleetConfig withLoadTime(LoadTimeModel m) {
         return new FleetConfig(deviceKinds, deviceMemoryBytes, m, horizonSeconds, warmupSeconds, cycleSeconds,
                 metricsFetchSeconds, metricsSettleSeconds, controlDelaySeconds, maxModelsPerDevice, planner,
-                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds);
+                evictionTimeoutSeconds, warmBeforeRoute, warmTimeoutSeconds, forecastHorizonSeconds, warmCheckSeconds);
     }
 
     /** Parses {@code a100:16,cpu:4} into per-device kinds. */

@@ -7,6 +7,7 @@ import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.CoordinatorOptions;
+import io.flinkgpu.coordinator.CycleSchedule;
 import io.flinkgpu.coordinator.ParallelismStep;
 import io.flinkgpu.coordinator.PlacementStep;
 import io.flinkgpu.coordinator.PublishPolicy;
@@ -129,6 +130,9 @@ public final class FleetSimulator {
 
     // coordinator
     private Coordinator coordinator;
+    /** When the coordinator's cycles run ({@code coordinator.interval}, {@code coordinator.plan.warm-check-interval}). */
+    private CycleSchedule schedule;
+    private long cycleStartedAt;
     private MetricSnapshot published;
     private MetricSnapshot pending;
     private final List<Double> cycleWallMs = new ArrayList<>();
@@ -340,11 +344,12 @@ public final class FleetSimulator {
         }
 
         /**
-         * The requests this device holds, as the job's inference subtask publishes them on its
-         * queue board: queued, cut and waiting (parked for a load, runnable) and executing.
+         * What this device holds, as the job's inference subtask publishes it on its queue board:
+         * the requests queued or cut and waiting (parked for a load, runnable), plus one for the
+         * batch executing (a new request waits for that batch to end, not for each of its requests).
          */
         long outstanding() {
-            long n = batcher.queuedRequests() + parkedRequests + (running == null ? 0 : running.size());
+            long n = batcher.queuedRequests() + parkedRequests + (running == null ? 0 : 1);
             for (Batch<Req> b : runnable) {
                 n += b.size();
             }
@@ -659,6 +664,8 @@ public final class FleetSimulator {
                 CoordinatorOptions.FORECAST_SIGNIFICANCE.defaultValue());
         coordinator = new Coordinator(source, new DemandEvaluator(256L << 20, 100, forecast), step, parallelism, warm,
                 new PublishPolicy(0.2), realizer, store, new CoordinatorMetrics(), clock.asClock());
+        schedule = new CycleSchedule(Duration.ofNanos((long) (config.cycleSeconds() * 1e9)),
+                Duration.ofNanos((long) (config.warmCheckSeconds() * 1e9)));
         schedule((long) (config.cycleSeconds() * 1e9), CYCLE, 0, 0, null);
         if (config.metricsFetchSeconds() > 0) {
             schedule(0, FETCH, 0, 0, null);
@@ -682,6 +689,7 @@ public final class FleetSimulator {
         long t0 = System.nanoTime();
         Coordinator.CycleResult r = coordinator.runOnce(false);
         cycleWallMs.add((System.nanoTime() - t0) / 1e6);
+
         if (cycleTrace != null) {
             Map<String, Object> c = new LinkedHashMap<>();
             c.put("t_s", clock.nanos() / 1e9);
@@ -823,11 +831,16 @@ public final class FleetSimulator {
                 case LOAD_DONE -> devs[e.a].loadDone(e.b);
                 case CYCLE -> {
                     if (e.t < horizon) {
-                        schedule(e.t + (long) (config.cycleSeconds() * 1e9), CYCLE, 0, 0, null);
+                        cycleStartedAt = e.t;
                         schedule(e.t + (long) (config.metricsSettleSeconds() * 1e9), CYCLE_READ, 0, 0, null);
                     }
                 }
-                case CYCLE_READ -> cycleRead();
+                case CYCLE_READ -> {
+                    cycleRead();
+                    // the next cycle as the service's loop schedules it (sooner while a route waits for its load)
+                    long delay = schedule.delayAfter(coordinator.metrics().routesWarming()).toNanos();
+                    schedule(Math.max(e.t, cycleStartedAt + delay), CYCLE, 0, 0, null);
+                }
                 case FETCH -> {
                     published = snapshot();
                     if (e.t < horizon) {

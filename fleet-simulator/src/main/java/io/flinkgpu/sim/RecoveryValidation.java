@@ -70,7 +70,7 @@ public final class RecoveryValidation {
                 io.flinkgpu.inference.device.LoadTimeModel.parse("50+0.5*mib"), BEFORE + AFTER, 0.001, 1.5, 0.5, 0.3,
                 0.05, 4, new PlannerSettings(0.8, d.hysteresis(), d.hotThreshold(), d.movePenalty(),
                         d.minMoveIntervalMillis(), d.reversalWindowMillis(), d.maxReversalsPerWindow(),
-                        d.maxMovesPerPlan()), 300, false, 30, 0);
+                        d.maxMovesPerPlan()), 300, false, 30, 0, 1);
         double[] measured = measured(repositoryRoot.resolve("docs/benchmarks/coordinator/recovery.json"));
         // the real path's unloaded share (two Kafka hops, Flink): the measured p50 before the step
         // the benchmark's requests carry no deadline and its models no scheduling block: nothing expires, it queues

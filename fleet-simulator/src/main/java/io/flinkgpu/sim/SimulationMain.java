@@ -79,6 +79,17 @@ public final class SimulationMain implements Callable<Integer> {
                     + "reported (false: routes change with the plan, as before the option) (default: ${DEFAULT-VALUE})")
     boolean warmBeforeRoute;
 
+    @Option(names = "--warm-check-interval", defaultValue = "1",
+            description = "the coordinator's coordinator.plan.warm-check-interval in seconds: the next cycle's delay "
+                    + "while a route waits for its load (default: ${DEFAULT-VALUE})")
+    double warmCheckInterval;
+
+    @Option(names = "--warm-check-series", arity = "1", defaultValue = "true",
+            description = "with --warm-before-route, the dedicated trace also runs the planner with the warm check at "
+                    + "the cycle interval (no earlier cycle while a route waits), the series "
+                    + "planner-no-warm-check (default: ${DEFAULT-VALUE})")
+    boolean warmCheckSeries;
+
     @Option(names = "--dedicated-route-at-once", arity = "1", defaultValue = "true",
             description = "with --warm-before-route, the dedicated trace also runs the planner with it off, the series "
                     + "planner-route-at-once (default: ${DEFAULT-VALUE})")
@@ -130,7 +141,7 @@ public final class SimulationMain implements Callable<Integer> {
         Calibration cal = Calibration.load(repo);
         FleetConfig base = FleetConfig.of(devices, "a100", horizon, warmup);
         FleetConfig fleet = base.withWarmRouting(warmBeforeRoute, base.warmTimeoutSeconds())
-                .withForecast(forecastHorizon);
+                .withForecast(forecastHorizon).withWarmCheck(warmCheckInterval);
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("generated_by", "io.flinkgpu.sim.SimulationMain (never edited by hand)");
@@ -144,6 +155,7 @@ public final class SimulationMain implements Callable<Integer> {
                 fleet.planner(), "horizon_s", horizon, "warmup_s", warmup));
         fleetOut.put("warm_before_route", fleet.warmBeforeRoute());
         fleetOut.put("warm_timeout_s", fleet.warmTimeoutSeconds());
+        fleetOut.put("warm_check_s", fleet.warmCheckSeconds());
         fleetOut.put("forecast_horizon_s", fleet.forecastHorizonSeconds());
         results.put("fleet", fleetOut);
 
@@ -153,6 +165,10 @@ public final class SimulationMain implements Callable<Integer> {
         if (warmBeforeRoute && dedicatedRouteAtOnce) {
             dedicated.putAll(sweep(pool, cal, fleet.withWarmRouting(false, fleet.warmTimeoutSeconds()), loads,
                     this::dedicatedSpec, List.of(Policy.PLANNER), ROUTE_AT_ONCE));
+        }
+        if (warmBeforeRoute && warmCheckSeries) {
+            dedicated.putAll(sweep(pool, cal, fleet.withWarmCheck(fleet.cycleSeconds()), loads, this::dedicatedSpec,
+                    List.of(Policy.PLANNER), NO_WARM_CHECK));
         }
         if (roundRobinSeries) {
             dedicated.putAll(sweep(pool, cal, fleet, loads, this::dedicatedSpec, List.of(Policy.PLANNER),
@@ -237,6 +253,9 @@ public final class SimulationMain implements Callable<Integer> {
     /** The label of the planner run with coordinator.plan.warm-before-route off. */
     static final String ROUTE_AT_ONCE = "planner-route-at-once";
 
+    /** The label of the planner run whose cycles keep coordinator.interval while a route waits for its load. */
+    static final String NO_WARM_CHECK = "planner-no-warm-check";
+
     /** The label of the planner run with the job's queue-aware routing off. */
     static final String ROUND_ROBIN = "planner-round-robin";
 
@@ -299,7 +318,8 @@ public final class SimulationMain implements Callable<Integer> {
                 + join(loads) + " --long-tail-loads=" + join(longTailLoads) + " --scaling-devices="
                 + String.join(",", scalingDevices.stream().map(String::valueOf).toList()) + " --scaling-models="
                 + scalingModels + " --long-tail-planner-max-models=" + longTailPlannerMaxModels
-                + " --warm-before-route=" + warmBeforeRoute + " --dedicated-route-at-once=" + dedicatedRouteAtOnce
+                + " --warm-before-route=" + warmBeforeRoute + " --warm-check-interval=" + fmt(warmCheckInterval)
+                + " --warm-check-series=" + warmCheckSeries + " --dedicated-route-at-once=" + dedicatedRouteAtOnce
                 + " --colocation-series=" + colocationSeries + " --round-robin-series=" + roundRobinSeries
                 + " --forecast-horizon=" + fmt(forecastHorizon);
     }

@@ -215,6 +215,16 @@ public final class CoordinatorOptions {
                     + "does not hold the route back for ever). Set it above the slowest model's load and warm-up "
                     + "plus the metric delay (metrics.fetcher.update-interval).");
 
+    public static final ConfigOption<Duration> WARM_CHECK_INTERVAL =
+            ConfigOptions.key("coordinator.plan.warm-check-interval")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(1))
+                    .withDescription("With coordinator.plan.warm-before-route, while a new instance's route is held "
+                            + "for its load, the next cycle runs this long after the last one instead of "
+                            + "coordinator.interval, so the instance is routed soon after the job reports it loaded. "
+                            + "No effect at or above coordinator.interval. The job's metrics must be as fresh "
+                            + "(metrics.fetcher.update-interval) for the earlier cycle to see the load.");
+
     // ---- realize ------------------------------------------------------------------------
     public static final ConfigOption<String> PARALLELISM_MODE = ConfigOptions.key("coordinator.parallelism.mode")
             .stringType()

@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * the least loaded of a model's replicas (see {@link RoutingTable#select(String, java.util.function.IntToLongFunction)}).
  *
  * <p>A subtask's outstanding requests are two parts. Its inference subtask publishes what it holds
- * (queued plus executing) after every change ({@link Slot#publish}). The requests on their way to
+ * after every change ({@link Slot#publish}): its queued requests plus one per batch executing (a
+ * new request waits for an executing batch to end, not for each request in it). The requests on their way to
  * it are counted by the routers of this JVM when they send one ({@link #sent}) and uncounted by
  * the subtask when it arrives ({@link Slot#arrived}, never below zero: a request sent by a router
  * in another JVM was never counted). A subtask that (re)opens starts its slot afresh, so requests
@@ -123,7 +124,7 @@ public final class QueueBoard {
             inTransit.getAndUpdate(n -> n > 0 ? n - 1 : 0);
         }
 
-        /** The requests the subtask holds now: queued and executing. */
+        /** What the subtask holds now: queued requests plus one per batch executing. */
         public void publish(long heldRequests) {
             held = Math.max(0, heldRequests);
         }

@@ -43,10 +43,12 @@ public final class RoutingTable {
 
     /**
      * The subtask for the next request of {@code model}, queue-aware: the target with the fewest
-     * outstanding requests per unit of weight ({@code outstanding.applyAsLong(subtask)}, see
-     * {@link QueueBoard}), ties going to the round robin's pick, so that an idle fleet still
-     * follows the weights. Where any target's count is unknown (negative), the round robin's pick,
-     * as {@link #select(String)}. The wheel turns on every call either way.
+     * outstanding requests ({@code outstanding.applyAsLong(subtask)}, see {@link QueueBoard}), ties
+     * going to the round robin's pick, so that an idle fleet still follows the weights. The
+     * weights do not scale the counts: the coordinator's weights are each device's headroom, which
+     * a device's queue already shows, and a faster GPU has more subtasks (slot weights), each with
+     * its own count. Where any target's count is unknown (negative), the round robin's pick, as
+     * {@link #select(String)}. The wheel turns on every call either way.
      */
     public int select(String model, java.util.function.IntToLongFunction outstanding) {
         Wheel wheel = wheels.get(model);
@@ -94,15 +96,14 @@ public final class RoutingTable {
                 return pick;
             }
             int best = -1;
-            double bestScore = Double.POSITIVE_INFINITY;
+            long fewest = Long.MAX_VALUE;
             for (int i = 0; i < subtasks.length; i++) {
                 long n = outstanding.applyAsLong(subtasks[i]);
                 if (n < 0) {
                     return pick; // not every replica is visible: the plan's weights decide
                 }
-                double score = n / weights[i];
-                if (score < bestScore || (score == bestScore && subtasks[i] == pick)) {
-                    bestScore = score;
+                if (n < fewest || (n == fewest && subtasks[i] == pick)) {
+                    fewest = n;
                     best = i;
                 }
             }

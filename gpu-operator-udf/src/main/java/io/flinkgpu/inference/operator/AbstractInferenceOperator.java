@@ -101,8 +101,6 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     /** The stage's queue board in this JVM and this subtask's slot on it (null: not queue-aware routed). */
     private transient QueueBoard queueBoard;
     private transient QueueBoard.Slot queueSlot;
-    /** Requests in the batches that are executing (what the queue board counts beside the queue). */
-    private transient long executingRequests;
 
     /** An admitted request waiting for, or in, a batch, with the input that made it. */
     record Pending<I>(RequestAdmission.Admitted admitted, I input) {
@@ -445,7 +443,8 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         emitExpired();
         armTimer();
         if (queueSlot != null) {
-            queueSlot.publish(batcher.queuedRequests() + executingRequests);
+            // a request waits for the batches executing to end, not for each of their requests
+            queueSlot.publish(batcher.queuedRequests() + executing.size());
         }
     }
 
@@ -482,7 +481,6 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     private void submit(Batch<Pending<IN>> batch) {
         long seq = batchSequence++;
         executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key().model()).predictNanos(batch.samples())));
-        executingRequests += batch.items().size();
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
             Outcome outcome = execute(batch, dispatchedNanos);
@@ -537,7 +535,6 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             throw new Exception("inference failed for a reason no request caused", outcome.fatal());
         }
         Executing<IN> done = executing.remove(seq);
-        executingRequests -= batch.items().size();
         ModelId id = batch.key().model();
         List<InferenceResponse> responses = outcome.responses();
         if (!responses.isEmpty()) {

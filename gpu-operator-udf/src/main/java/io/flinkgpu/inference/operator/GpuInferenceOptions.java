@@ -101,7 +101,7 @@ public final class GpuInferenceOptions {
             .booleanType()
             .defaultValue(true)
             .withDescription("Under a coordinator's plan, send each request of a model to the replica with the fewest "
-                    + "outstanding requests (queued, executing and on their way) per unit of the plan's weight, ties "
+                    + "outstanding requests (queued or on their way, plus one per batch executing), ties "
                     + "by the plan's weighted round robin, instead of the round robin alone. The counts are shared "
                     + "inside one TaskManager: a model whose replicas run in several TaskManagers is routed by the "
                     + "weights alone, as with false.");

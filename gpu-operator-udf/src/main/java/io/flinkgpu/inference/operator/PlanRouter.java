@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * ({@link RoutingTable}); anything else (no plan yet, a model the plan does not cover) keeps the
  * default hash routing of {@link ModelPartitioner}. With queue-aware routing (on by default,
  * {@code inference.routing.queue-aware}) a routed model's request goes instead to the target with
- * the fewest outstanding requests per unit of weight, read from the stage's {@link QueueBoard}
+ * the fewest outstanding requests, read from the stage's {@link QueueBoard}
  * in this JVM; a model with a target the board does not show keeps the round robin. Emits (target subtask or {@link #HASH_ROUTE},
  * request) for {@link TargetPartitioner}.
  *

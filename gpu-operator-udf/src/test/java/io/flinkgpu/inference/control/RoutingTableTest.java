@@ -56,7 +56,7 @@ class RoutingTableTest {
     }
 
     @Test
-    void queueAwareSelectionPicksTheFewestOutstandingPerUnitOfWeight() {
+    void queueAwareSelectionPicksTheFewestOutstandingWhateverTheWeights() {
         RoutingTable table = new RoutingTable(twoTargets(1, 1), 3);
         long[] outstanding = {5, 0, 2};
         for (int i = 0; i < 10; i++) {
@@ -64,12 +64,14 @@ class RoutingTableTest {
         }
         outstanding[2] = 9;
         assertThat(table.select("m", s -> outstanding[s])).isEqualTo(0);
-        // weight 3 against 1: 8 outstanding on the heavy target (8/3) beats 3 on the light one (3/1)
+        // weight 3 against 1 (the coordinator's headroom): the counts alone decide
         RoutingTable weighted = new RoutingTable(twoTargets(3, 1), 3);
-        long[] queues = {8, 0, 3};
+        long[] queues = {4, 0, 3};
+        for (int i = 0; i < 8; i++) {
+            assertThat(weighted.select("m", s -> queues[s])).isEqualTo(2);
+        }
+        queues[2] = 5;
         assertThat(weighted.select("m", s -> queues[s])).isEqualTo(0);
-        queues[0] = 10;
-        assertThat(weighted.select("m", s -> queues[s])).isEqualTo(2);
         assertThat(table.select("other", s -> 0)).isEqualTo(RoutingTable.NO_ROUTE);
     }
 

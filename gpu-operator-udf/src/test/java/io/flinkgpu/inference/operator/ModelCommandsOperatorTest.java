@@ -241,7 +241,9 @@ class ModelCommandsOperatorTest {
                 h.processElement1(new StreamRecord<>(new InferenceRequest("r" + i, MODEL, null,
                         List.of(Tensor.ofFloats("x", new long[] {1, 4}, 1, 2, 3, i)), RequestParameters.DEFAULTS)));
             }
-            assertThat(board.outstanding(0)).as("arrived, queued or executing, none answered yet").isEqualTo(10);
+            // none answered yet, none on its way: the queued requests plus one for the batch executing,
+            // which holds 1 to 4 of them (as many as arrived while the model loaded)
+            assertThat(board.outstanding(0)).as("queued plus one per executing batch").isBetween(7L, 10L);
             h.endInput1();
             assertThat(h.extractOutputValues()).hasSize(10);
             assertThat(board.outstanding(0)).as("all answered").isZero();

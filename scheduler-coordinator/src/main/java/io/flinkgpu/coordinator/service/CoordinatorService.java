@@ -5,6 +5,7 @@ import io.flinkgpu.contract.security.Secrets;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.CoordinatorOptions;
+import io.flinkgpu.coordinator.CycleSchedule;
 import io.flinkgpu.coordinator.admin.AdminServer;
 import io.flinkgpu.coordinator.admin.AdminSettings;
 import io.flinkgpu.coordinator.realize.AdaptiveSchedulerRescaler;
@@ -30,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * default runs one next to its job): RocksDB state in {@code coordinator.state.dir}, the REST
  * collector, the Kafka realizer, the configured rescaler, the admin API and /metrics (unless
  * {@code coordinator.admin.port} is -1) and a loop that runs a cycle every
- * {@code coordinator.interval}. {@link #close} stops the loop and releases everything.
+ * {@code coordinator.interval} (every {@code coordinator.plan.warm-check-interval} while a new
+ * instance's route waits for its load: {@link CycleSchedule}). {@link #close} stops the loop and releases everything.
  */
 public final class CoordinatorService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CoordinatorService.class);
@@ -43,8 +45,11 @@ public final class CoordinatorService implements AutoCloseable {
     private volatile Coordinator.CycleResult lastCycle;
     private volatile RuntimeException lastFailure;
 
+    private final CycleSchedule schedule;
+
     private CoordinatorService(StateStore store, PlanRealizer realizer, Coordinator coordinator, AdminServer admin,
-            ScheduledExecutorService loop) {
+            ScheduledExecutorService loop, CycleSchedule schedule) {
+        this.schedule = schedule;
         this.store = store;
         this.realizer = realizer;
         this.coordinator = coordinator;
@@ -89,9 +94,9 @@ public final class CoordinatorService implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
-            CoordinatorService service = new CoordinatorService(store, realizer, coordinator, admin, loop);
-            loop.scheduleWithFixedDelay(service::cycle, initialDelay.toMillis(),
-                    config.get(CoordinatorOptions.INTERVAL).toMillis(), TimeUnit.MILLISECONDS);
+            CoordinatorService service = new CoordinatorService(store, realizer, coordinator, admin, loop,
+                    CycleSchedule.fromConfig(config));
+            service.scheduleCycle(initialDelay);
             return service;
         } catch (Exception | Error e) {
             if (admin != null) {
@@ -105,6 +110,15 @@ public final class CoordinatorService implements AutoCloseable {
         }
     }
 
+    /** Runs the next cycle after {@code delay}, unless the service is closing. */
+    private void scheduleCycle(Duration delay) {
+        try {
+            loop.schedule(this::cycle, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // closed meanwhile: no more cycles
+        }
+    }
+
     private void cycle() {
         try {
             lastCycle = coordinator.runOnce(false);
@@ -113,6 +127,9 @@ public final class CoordinatorService implements AutoCloseable {
             lastFailure = e;
             coordinator.metrics().cycleFailed();
             LOG.warn("Coordinator cycle failed", e);
+        } finally {
+            // sooner while a new instance waits for its load to be reported (coordinator.plan.warm-check-interval)
+            scheduleCycle(schedule.delayAfter(coordinator.metrics().routesWarming()));
         }
     }
 
