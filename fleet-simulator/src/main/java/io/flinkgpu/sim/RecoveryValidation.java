@@ -74,8 +74,9 @@ public final class RecoveryValidation {
         double[] measured = measured(repositoryRoot.resolve("docs/benchmarks/coordinator/recovery.json"));
         // the real path's unloaded share (two Kafka hops, Flink): the measured p50 before the step
         // the benchmark's requests carry no deadline and its models no scheduling block: nothing expires, it queues
+        // the measured run predates queue-aware routing: its router split by the plan's weights alone
         SimResult r = new FleetSimulator(w, c, Policy.PLANNER, cal, true).withPathLatency(measured[2])
-                .withoutScheduling().run();
+                .withoutScheduling().withRoundRobinRouting().run();
         Map<Integer, Double> p99 = (Map<Integer, Double>) r.extra().get("window_p99_ms");
         Map<Integer, Long> failures = (Map<Integer, Long>) r.extra().get("window_failures");
         List<Map<String, Object>> plans = (List<Map<String, Object>>) r.extra().get("plans");

@@ -31,7 +31,8 @@ public final class QueueBoard {
     private static final Map<String, QueueBoard> BOARDS = new ConcurrentHashMap<>();
 
     private final String key;
-    private final AtomicReferenceArray<Slot> slots;
+    /** The subtasks' slots by index; replaced by a larger copy (under the board's lock) when a subtask needs it. */
+    private volatile AtomicReferenceArray<Slot> slots;
     /** The routers and subtasks holding this board; at zero it leaves {@link #BOARDS}. */
     private final AtomicInteger holders = new AtomicInteger();
     /** The running parallelism the subtasks reported (0: none on the board yet). */
@@ -39,13 +40,13 @@ public final class QueueBoard {
 
     private QueueBoard(String key, int capacity) {
         this.key = key;
-        this.slots = new AtomicReferenceArray<>(capacity);
+        this.slots = new AtomicReferenceArray<>(Math.max(1, capacity));
     }
 
     /**
      * The board of {@code key} in this JVM, held until {@link #release}: each router and each
-     * inference subtask takes it once at open. {@code capacity} bounds the subtask indices (Flink's
-     * maximum parallelism is enough).
+     * inference subtask takes it once at open. {@code capacity} is the number of subtask indices it
+     * starts with (the caller's maximum parallelism); it grows for a subtask beyond it.
      */
     public static QueueBoard acquire(String key, int capacity) {
         while (true) {
@@ -77,19 +78,30 @@ public final class QueueBoard {
      * Puts inference subtask {@code subtask} of {@code runningParallelism} on the board with an
      * empty slot, replacing the slot of an earlier attempt.
      */
-    public Slot join(int subtask, int runningParallelism) {
-        if (subtask < 0 || subtask >= slots.length()) {
-            throw new IllegalArgumentException("subtask " + subtask + " is beyond the board's " + slots.length());
+    public synchronized Slot join(int subtask, int runningParallelism) {
+        if (subtask < 0) {
+            throw new IllegalArgumentException("subtask " + subtask + " is negative");
+        }
+        AtomicReferenceArray<Slot> current = slots;
+        if (subtask >= current.length()) {
+            AtomicReferenceArray<Slot> larger = new AtomicReferenceArray<>(Math.max(subtask + 1, 2 * current.length()));
+            for (int i = 0; i < current.length(); i++) {
+                larger.set(i, current.get(i));
+            }
+            slots = current = larger;
         }
         Slot slot = new Slot();
-        slots.set(subtask, slot);
+        current.set(subtask, slot);
         parallelism = runningParallelism;
         return slot;
     }
 
     /** Takes {@code slot} off the board (its subtask closed), unless a newer attempt replaced it. */
-    public void leave(int subtask, Slot slot) {
-        slots.compareAndSet(subtask, slot, null);
+    public synchronized void leave(int subtask, Slot slot) {
+        AtomicReferenceArray<Slot> current = slots;
+        if (subtask >= 0 && subtask < current.length()) {
+            current.compareAndSet(subtask, slot, null);
+        }
     }
 
     /** The running parallelism of the subtasks on the board (0: none joined yet). */
@@ -99,7 +111,8 @@ public final class QueueBoard {
 
     /** A router sent a request to {@code subtask} (ignored for a subtask not on the board). */
     public void sent(int subtask) {
-        Slot slot = subtask >= 0 && subtask < slots.length() ? slots.get(subtask) : null;
+        AtomicReferenceArray<Slot> current = slots;
+        Slot slot = subtask >= 0 && subtask < current.length() ? current.get(subtask) : null;
         if (slot != null) {
             slot.inTransit.incrementAndGet();
         }
@@ -107,7 +120,8 @@ public final class QueueBoard {
 
     /** The requests {@code subtask} holds or has on their way to it; {@link #UNKNOWN} where it is not on the board. */
     public long outstanding(int subtask) {
-        Slot slot = subtask >= 0 && subtask < slots.length() ? slots.get(subtask) : null;
+        AtomicReferenceArray<Slot> current = slots;
+        Slot slot = subtask >= 0 && subtask < current.length() ? current.get(subtask) : null;
         return slot == null ? UNKNOWN : slot.held + slot.inTransit.get();
     }
 

@@ -197,27 +197,11 @@ public final class GpuInference {
 
         /** Starts from a Flink configuration (config.yaml, {@code -D}); later calls override it. */
         public Builder configuration(ReadableConfig flinkConfig) {
-            for (var option : new org.apache.flink.configuration.ConfigOption<?>[] {
-                    GpuInferenceOptions.MODEL_REPOSITORY, GpuInferenceOptions.MAX_BATCH_SIZE,
-                    GpuInferenceOptions.MAX_QUEUE_DELAY, GpuInferenceOptions.PREFERRED_BATCH_SIZES,
-                    GpuInferenceOptions.MAX_ENQUEUED_BATCHES, GpuInferenceOptions.EXECUTION_THREADS,
-                    GpuInferenceOptions.DEVICE_TYPE, GpuInferenceOptions.DEVICE_MEMORY,
-                    GpuInferenceOptions.INTRA_OP_THREADS, GpuInferenceOptions.MAX_TENSOR_ELEMENTS,
-                    GpuInferenceOptions.CUDA_MEMORY_FRACTION, GpuInferenceOptions.SIMULATED_DEVICES,
-                    GpuInferenceOptions.SIMULATED_MEMORY, GpuInferenceOptions.SIMULATED_SPEED,
-                    GpuInferenceOptions.SIMULATED_MODEL_SPEEDS, GpuInferenceOptions.SIMULATED_MODEL_FAILURES,
-                    GpuInferenceOptions.SIMULATED_LOAD_TIME,
-                    GpuInferenceOptions.DEVICE_SLOT_WEIGHTS, GpuInferenceOptions.MAX_MODELS_PER_DEVICE,
-                    GpuInferenceOptions.EVICTION_TIMEOUT, GpuInferenceOptions.HOST_CACHE_MEMORY,
-                    GpuInferenceOptions.WARMUP_WORKERS, GpuInferenceOptions.LOAD_RETRY_INTERVAL,
-                    GpuInferenceOptions.LOAD_ROOM_WAIT, GpuInferenceOptions.REPOSITORY_POLL_INTERVAL,
-                    GpuInferenceOptions.MAX_REQUEST_SIZE, GpuInferenceOptions.TENANTS_FILE,
-                    GpuInferenceOptions.MAX_ISOLATED_CULPRITS, GpuInferenceOptions.QUEUE_AWARE_ROUTING}) {
+            for (var option : GpuInferenceOptions.all()) {
                 copy(flinkConfig, option);
             }
             verifyKeys.putAll(Secrets.withPrefix(flinkConfig.toMap(),
                     GpuInferenceOptions.CONTROL_VERIFY_KEYS_PREFIX));
-            copy(flinkConfig, GpuInferenceOptions.CONTROL_REQUIRE_SIGNATURE);
             return this;
         }
 

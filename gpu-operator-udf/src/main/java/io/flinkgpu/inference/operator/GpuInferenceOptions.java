@@ -251,4 +251,26 @@ public final class GpuInferenceOptions {
                             + "set still verifies signed plans (a bad signature or an unknown key id is refused) "
                             + "but applies bare ones, for a migration in which the jobs get the keys before the "
                             + "coordinator signs. True without any key is a configuration error.");
+
+    /**
+     * Every option of this class that a Flink configuration sets by its key, in declaration order:
+     * all but {@link #CONTROL_VERIFY_KEYS}, which stands for keys read by prefix. The builder's
+     * {@code configuration(...)} copies these, so a new option reaches the job without a list to keep.
+     */
+    public static java.util.List<ConfigOption<?>> all() {
+        java.util.List<ConfigOption<?>> options = new java.util.ArrayList<>();
+        for (java.lang.reflect.Field f : GpuInferenceOptions.class.getFields()) {
+            if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {
+                try {
+                    ConfigOption<?> option = (ConfigOption<?>) f.get(null);
+                    if (option != CONTROL_VERIFY_KEYS) {
+                        options.add(option);
+                    }
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return options;
+    }
 }

@@ -34,7 +34,15 @@ class QueueBoardTest {
             assertThat(board.outstanding(1)).isEqualTo(1);
             assertThat(board.outstanding(0)).isEqualTo(QueueBoard.UNKNOWN);
             assertThat(board.outstanding(9)).isEqualTo(QueueBoard.UNKNOWN);
-            assertThatThrownBy(() -> board.join(4, 5)).isInstanceOf(IllegalArgumentException.class);
+            // a subtask beyond the capacity the board started with (a router with a smaller maximum
+            // parallelism created it): the board grows and keeps the slots it had
+            QueueBoard.Slot far = board.join(9, 10);
+            board.sent(9);
+            assertThat(board.outstanding(9)).isEqualTo(1);
+            far.publish(2);
+            assertThat(board.outstanding(9)).isEqualTo(3);
+            assertThat(board.outstanding(1)).as("kept across the growth").isEqualTo(1);
+            assertThatThrownBy(() -> board.join(-1, 10)).isInstanceOf(IllegalArgumentException.class);
         } finally {
             board.release();
         }
