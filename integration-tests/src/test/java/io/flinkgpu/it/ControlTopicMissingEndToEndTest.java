@@ -10,10 +10,7 @@ import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.inference.operator.ModelPartitioner;
-import io.flinkgpu.job.local.EmbeddedKafka;
-import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +19,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * empty). Requests are served by model hash meanwhile; once the topic is created and a plan
  * published, the job reads it (from the earliest offset) within the discovery interval.
  */
-class ControlTopicMissingEndToEndTest {
+class ControlTopicMissingEndToEndTest extends KafkaAndImages {
     static final String MODEL = "fashion-mnist-cnn";
 
     @RegisterExtension
@@ -45,22 +40,6 @@ class ControlTopicMissingEndToEndTest {
             ".gpu_inference.control.commandsApplied", ".gpu_inference.control.commandsFailed",
             ".gpu_inference.control.modelsPinned");
     static final String REQUESTS_IN = ".gpu_inference.model." + MODEL + ".version.1.requestsIn";
-
-    static EmbeddedKafka kafka;
-    static Path root;
-    static FashionMnist images;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-        root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        kafka.close();
-    }
 
     @Test
     void aMissingControlTopicNeverFailsTheJobAndIsPickedUpOnceCreated() throws Exception {

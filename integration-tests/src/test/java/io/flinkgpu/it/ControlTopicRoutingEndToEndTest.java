@@ -10,8 +10,6 @@ import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.inference.operator.ModelPartitioner;
-import io.flinkgpu.job.local.EmbeddedKafka;
-import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,8 +22,6 @@ import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,7 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * plan's routing table (checked through the inference subtasks' own metrics), bad and stale
  * control records are counted and ignored, a newer plan takes over, and nothing is lost.
  */
-class ControlTopicRoutingEndToEndTest {
+class ControlTopicRoutingEndToEndTest extends KafkaAndImages {
     static final String MODEL = "fashion-mnist-cnn";
 
     @RegisterExtension
@@ -47,22 +43,6 @@ class ControlTopicRoutingEndToEndTest {
             ".gpu_inference.control.commandsApplied",
             ".gpu_inference.control.commandsFailed", ".gpu_inference.control.modelsPinned", ".modelsLoaded");
     static final String REQUESTS_IN = ".gpu_inference.model." + MODEL + ".version.1.requestsIn";
-
-    static EmbeddedKafka kafka;
-    static Path root;
-    static FashionMnist images;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-        root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        kafka.close();
-    }
 
     static ControlMessage plan(long epoch, RouteTarget... targets) {
         return plan(epoch, List.of(), targets);

@@ -24,8 +24,6 @@ import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.job.InferenceJob;
 import io.flinkgpu.job.InferenceJobOptions;
-import io.flinkgpu.job.local.EmbeddedKafka;
-import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -44,8 +42,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,30 +56,14 @@ import org.junit.jupiter.api.io.TempDir;
  * removed, UNLOADed: the job's {@code loaded} gauge falls to 0), a later request is still answered
  * (hash routing, loaded on demand), and the coordinator plans the model back.
  */
-class CoordinatorEndToEndTest {
+class CoordinatorEndToEndTest extends KafkaAndImages {
     static final String MODEL = "fashion-mnist-cnn";
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = TestJobs.miniClusterWithFreshMetrics(3);
 
-    static EmbeddedKafka kafka;
-    static Path root;
-    static FashionMnist images;
-
     @TempDir
     Path state;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-        root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        kafka.close();
-    }
 
     /** Produces requests at {@code rate} per second until stopped; counts what it sent. */
     static final class Traffic implements AutoCloseable {

@@ -16,10 +16,7 @@ import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.DeadLetter;
 import io.flinkgpu.job.InferenceJobOptions;
-import io.flinkgpu.job.local.EmbeddedKafka;
-import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -34,8 +31,6 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -43,28 +38,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The whole pipeline against real parts: an in-process Kafka broker (KRaft), a Flink
  * MiniCluster, the shipped Fashion-MNIST model and real images.
  */
-class InferencePipelineEndToEndTest {
+class InferencePipelineEndToEndTest extends KafkaAndImages {
     static final String MODEL = "fashion-mnist-cnn";
     static final long[] IMAGE_SHAPE = {1, 1, 28, 28};
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = TestJobs.miniCluster();
-
-    static EmbeddedKafka kafka;
-    static Path root;
-    static FashionMnist images;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-        root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        kafka.close();
-    }
 
     private static Configuration jobConfig(String prefix) throws Exception {
         Configuration config = TestJobs.config(kafka, prefix, 2, root.resolve("models"));

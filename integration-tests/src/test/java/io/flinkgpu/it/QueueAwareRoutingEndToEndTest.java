@@ -8,10 +8,7 @@ import io.flinkgpu.contract.control.ModelRoute;
 import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.job.InferenceJobOptions;
-import io.flinkgpu.job.local.EmbeddedKafka;
-import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,8 +17,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * waiting behind the MLP's backlog; on, the router sees subtask 0's backlog on the stage's queue
  * board and sends most of the CNN to subtask 1. Every request is answered once either way.
  */
-class QueueAwareRoutingEndToEndTest {
+class QueueAwareRoutingEndToEndTest extends KafkaAndImages {
     static final String CNN = "fashion-mnist-cnn";
     static final String MLP = "fashion-mnist-mlp";
     static final int EACH = 200;
@@ -41,22 +36,6 @@ class QueueAwareRoutingEndToEndTest {
     @RegisterExtension
     static final MiniClusterExtension FLINK = TestJobs.miniClusterWithFreshMetrics(2);
     static final FlinkRest REST = FlinkRest.of(FLINK);
-
-    static EmbeddedKafka kafka;
-    static Path root;
-    static FashionMnist images;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-        root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        kafka.close();
-    }
 
     @Test
     void offTheWeightsSplitTheCnnEvenlyOnMostOfItAvoidsTheBackedUpSubtask() throws Exception {

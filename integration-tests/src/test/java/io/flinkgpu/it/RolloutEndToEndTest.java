@@ -17,8 +17,6 @@ import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.WireFormat;
 import io.flinkgpu.job.InferenceJobOptions;
-import io.flinkgpu.job.local.EmbeddedKafka;
-import io.flinkgpu.job.local.FashionMnist;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -32,8 +30,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,31 +52,15 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code significance} 0.01, {@code latency-tolerance} 4 (batch latencies on a shared 2-core
  * machine are noisy; the latency rule itself is covered by the unit tests), default steps.
  */
-class RolloutEndToEndTest {
+class RolloutEndToEndTest extends KafkaAndImages {
     static final String MODEL = "fashion-mnist-cnn";
     static final int RATE = 100;
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = TestJobs.miniClusterWithFreshMetrics(2);
 
-    static EmbeddedKafka kafka;
-    static Path root;
-    static FashionMnist images;
-
     @TempDir
     Path tmp;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-        root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        kafka.close();
-    }
 
     /** A repository with the CNN as version 1 and {@code version2} as version 2. */
     Path repository(Path version2) throws Exception {

@@ -13,10 +13,7 @@ import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import io.flinkgpu.inference.operator.ModelPartitioner;
 import io.flinkgpu.job.InferenceJobOptions;
-import io.flinkgpu.job.local.EmbeddedKafka;
-import io.flinkgpu.job.local.FashionMnist;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +21,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -36,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * other subtask and unload the model. Refusals are counted; neither the router nor the inference
  * subtasks ever move past the signed epoch.
  */
-class SignedControlTopicEndToEndTest {
+class SignedControlTopicEndToEndTest extends KafkaAndImages {
     static final String MODEL = ControlTopicRoutingEndToEndTest.MODEL;
     static final String KEY = "end-to-end-signing-key-0123456789";
 
@@ -45,22 +40,6 @@ class SignedControlTopicEndToEndTest {
     static final FlinkRest REST = FlinkRest.of(FLINK);
     static final List<String> ROUTER_METRICS = List.of(".control.planEpoch", ".control.plansApplied",
             ".control.plansRefusedUnsigned", ".control.plansRefusedBadSignature", ".control.recordsInvalid");
-
-    static EmbeddedKafka kafka;
-    static Path root;
-    static FashionMnist images;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-        root = FashionMnist.findRoot();
-        images = FashionMnist.load(root);
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        kafka.close();
-    }
 
     static ControlMessage plan(long epoch, int target, List<SubtaskCommand> commands) {
         return ControlMessage.of(epoch, epoch, 2, List.of(new ModelRoute(MODEL, List.of(new RouteTarget(target, 1)),

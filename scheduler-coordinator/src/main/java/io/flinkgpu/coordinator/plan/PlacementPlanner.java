@@ -312,11 +312,7 @@ public final class PlacementPlanner {
                 break;
             }
             double toLoad = w.load(best.to);
-            w.remove(best.model, hottest);
-            w.add(best.model, best.to);
-            MoveRecord move = new MoveRecord(best.model, hottest, best.to, now, best.reversal);
-            moves.add(move);
-            allMoves.add(move);
+            move(w, best.model, hottest, best.to, now, best.reversal, moves, allMoves);
             decisions.add(new Decision(now, "MOVE", best.model, best.to, String.format(Locale.ROOT,
                     "%s at %.3f device-s/s > %.3f (target %.2f + %.0f%% hysteresis); moving %s (%.3f) from %s to %s "
                             + "(%.3f) lowers the peak to %.3f, a gain of %.3f > move penalty %.3f%s",
@@ -365,11 +361,7 @@ public final class PlacementPlanner {
             ModelSpec ms = mods.get(c.model);
             String others = String.join(", ", w.models(from).stream()
                     .filter(o -> !o.equals(c.model) && !ms.compatibleWith(mods.get(o))).toList());
-            w.remove(c.model, from);
-            w.add(c.model, c.to);
-            MoveRecord move = new MoveRecord(c.model, from, c.to, now, c.reversal);
-            moves.add(move);
-            allMoves.add(move);
+            move(w, c.model, from, c.to, now, c.reversal, moves, allMoves);
             decisions.add(new Decision(now, "MOVE", c.model, c.to, String.format(Locale.ROOT,
                     "on %s, %s (batch %.1f ms, SLO %s) and %s cannot both meet their SLOs behind each other's batches; "
                             + "moving %s to %s, the least loaded device without a conflict (%.3f after the move)%s",
@@ -387,6 +379,16 @@ public final class PlacementPlanner {
     private record Candidate(String model, String to, double gain, double newPeak, boolean reversal) {}
 
     /** Of the devices that served a model back from zero, the least loaded one it fits on, or null. */
+    /** Moves {@code model}'s instance from {@code from} to {@code to} and records the move in this plan's and all moves. */
+    private static void move(Working w, String model, String from, String to, long now, boolean reversal,
+            List<MoveRecord> moves, List<MoveRecord> allMoves) {
+        w.remove(model, from);
+        w.add(model, to);
+        MoveRecord record = new MoveRecord(model, from, to, now, reversal);
+        moves.add(record);
+        allMoves.add(record);
+    }
+
     private static String servedOn(Working w, ModelSpec m, ScaleToZero.Back back) {
         return back.servedOn().stream()
                 .filter(d -> w.devs.containsKey(d) && !w.devices(m.name()).contains(d) && w.fits(m.name(), d))
