@@ -3,6 +3,7 @@ package io.flinkgpu.bench.coordinator;
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.coordinator.Coordinator;
+import io.flinkgpu.coordinator.CycleSchedule;
 import io.flinkgpu.coordinator.collect.MetricSnapshot;
 import io.flinkgpu.coordinator.collect.MetricSource;
 import io.flinkgpu.coordinator.collect.ModelSample;
@@ -16,8 +17,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * Every {@code --cycle-ms} from the start of phase 1 to the end of phase 2: a coordinator cycle
- * (coordinator), or only the same REST collection (static), to see where the stepped model is served.
+ * From the start of phase 1 to the end of phase 2: a coordinator cycle (coordinator), or only the
+ * same REST collection (static), to see where the stepped model is served. Cycles start as the
+ * coordinator service starts them ({@link CycleSchedule}): {@code coordinator.interval} apart, or
+ * {@code coordinator.plan.warm-check-interval} after a cycle that left a new instance's route held
+ * for its load; the collection-only loop runs every interval.
  * Records each cycle and, after the step, the first plan that gives the stepped model a subtask the
  * plan in force did not (the decision) and when that subtask's request counter follows.
  */
@@ -25,7 +29,7 @@ final class ControlLoop implements Runnable {
     private final RecoveryRun run;
     private final Coordinator coordinator;
     private final MetricSource collector;
-    private final long cycleMs;
+    private final CycleSchedule schedule;
     private final long start;
     private final long t0;
     private final long end;
@@ -38,24 +42,24 @@ final class ControlLoop implements Runnable {
     private double[] atDecision;
 
     /** {@code coordinator} null: collection only (static placement). Times are System.nanoTime. */
-    ControlLoop(RecoveryRun run, Coordinator coordinator, MetricSource collector, long cycleMs, long start, long t0,
-            long end) {
-        this(run, coordinator, collector, cycleMs, start, t0, end, RecoveryBenchmark.STEPPED, () -> {});
+    ControlLoop(RecoveryRun run, Coordinator coordinator, MetricSource collector, CycleSchedule schedule, long start,
+            long t0, long end) {
+        this(run, coordinator, collector, schedule, start, t0, end, RecoveryBenchmark.STEPPED, () -> {});
     }
 
     /**
      * As above, watching {@code model} (the "stepped" one of every cycle record); {@code afterCycle}
      * runs on the loop's thread after each cycle's record, e.g. to read the coordinator's rollouts.
      */
-    ControlLoop(RecoveryRun run, Coordinator coordinator, MetricSource collector, long cycleMs, long start, long t0,
-            long end, String model, Runnable afterCycle) {
+    ControlLoop(RecoveryRun run, Coordinator coordinator, MetricSource collector, CycleSchedule schedule, long start,
+            long t0, long end, String model, Runnable afterCycle) {
         this.model = model;
         this.afterCycle = afterCycle;
         this.inForce = Set.of(ModelPartitioner.hash(model, RecoveryBenchmark.PARALLELISM));
         this.run = run;
         this.coordinator = coordinator;
         this.collector = collector;
-        this.cycleMs = cycleMs;
+        this.schedule = schedule;
         this.start = start;
         this.t0 = t0;
         this.end = end;
@@ -86,13 +90,16 @@ final class ControlLoop implements Runnable {
             if (!sleepUntil(next)) {
                 return;
             }
-            next += TimeUnit.MILLISECONDS.toNanos(cycleMs);
+            long began = next;
             try {
                 cycle();
                 afterCycle.run();
             } catch (Exception e) {
                 System.out.println("control loop: " + e);
             }
+            // from the start of this cycle, as the fleet simulator schedules them
+            int warming = coordinator == null ? 0 : coordinator.metrics().routesWarming();
+            next = began + schedule.delayAfter(warming).toNanos();
         }
     }
 
@@ -102,6 +109,9 @@ final class ControlLoop implements Runnable {
         String skipped = null;
         double rate = Double.NaN;
         double load = Double.NaN;
+        double batch = Double.NaN;
+        double alpha = Double.NaN;
+        double beta = Double.NaN;
         String targets = "";
         String reason = null;
         MetricSnapshot snapshot;
@@ -116,6 +126,9 @@ final class ControlLoop implements Runnable {
                 ModelDemand d = r.demand().models().get(model);
                 rate = d.ratePerSecond();
                 load = d.deviceSecondsPerSecond();
+                batch = d.batchSize();
+                alpha = d.alphaMicros();
+                beta = d.betaMicros();
             }
             if (r.plan() != null) {
                 epoch = r.plan().epoch();
@@ -161,7 +174,7 @@ final class ControlLoop implements Runnable {
             }
         }
         run.cycles.add(new RecoveryRun.Cycle((now - t0) / 1e9, (now - began) / 1e6, published, epoch, skipped, rate,
-                load, targets, in, reason));
+                load, batch, alpha, beta, targets, in, reason));
     }
 
     private double[] requestsIn(MetricSnapshot snapshot) {

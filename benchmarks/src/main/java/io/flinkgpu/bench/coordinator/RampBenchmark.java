@@ -10,6 +10,7 @@ import io.flinkgpu.bench.sut.KafkaTarget;
 import io.flinkgpu.bench.sut.KafkaTraffic;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorOptions;
+import io.flinkgpu.coordinator.CycleSchedule;
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import io.flinkgpu.job.local.FashionMnist;
@@ -122,13 +123,10 @@ public final class RampBenchmark implements Callable<Integer> {
                 KafkaTraffic traffic = job.traffic()) {
             KafkaTarget model = traffic.stream((id, seq) -> images.request(id, seq, MODEL, RecoveryRunner.PARAMETERS));
             CoordinatedJob.warmUp(traffic, List.of(model));
-            Coordinator coordinator = null;
-            if (withCoordinator) {
-                Configuration c = job.coordinatorConfig(options.cycleMs, options.sloMs, options.targetUtilization,
-                        options.settleMs);
-                c.set(CoordinatorOptions.FORECAST_HORIZON, Duration.ofSeconds(options.forecastHorizonSeconds));
-                coordinator = job.coordinator(c);
-            }
+            Configuration c = job.coordinatorConfig(options.cycleMs, options.sloMs, options.targetUtilization,
+                    options.settleMs);
+            c.set(CoordinatorOptions.FORECAST_HORIZON, Duration.ofSeconds(options.forecastHorizonSeconds));
+            Coordinator coordinator = withCoordinator ? job.coordinator(c) : null;
             // the lead-in (1x, coordinator running, not measured), then the phases from t0
             long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
             long t0 = start + TimeUnit.SECONDS.toNanos(options.leadInSeconds);
@@ -138,8 +136,8 @@ public final class RampBenchmark implements Callable<Integer> {
             double leadIn = options.leadInSeconds;
             LoadDriver.Stream stream = new LoadDriver.Stream(model, traffic.newRun(),
                     offset -> profile.rateAt(offset / 1e9 - leadIn), new Random(42));
-            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, options.cycleMs, start, t0, end,
-                    MODEL, () -> {});
+            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, CycleSchedule.fromConfig(c), start, t0,
+                    end, MODEL, () -> {});
             Thread control = new Thread(loop, "control-loop");
             control.start();
             try {

@@ -207,6 +207,9 @@ final class RecoveryAnalysis {
                 }
                 o.put("stepped_rate", round(c.steppedRate()));
                 o.put("stepped_load", round(c.steppedLoad()));
+                o.put("stepped_batch", round(c.steppedBatch()));
+                o.put("stepped_alpha_us", round(c.steppedAlphaUs()));
+                o.put("stepped_beta_us", round(c.steppedBetaUs()));
                 o.put("stepped_targets", c.steppedTargets());
                 if (c.reason() != null) {
                     o.put("plan", c.reason());

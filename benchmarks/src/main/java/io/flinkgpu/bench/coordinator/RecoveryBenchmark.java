@@ -2,6 +2,7 @@ package io.flinkgpu.bench.coordinator;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinkgpu.bench.report.ToolFiles;
 import io.flinkgpu.bench.scenario.ImageScenario;
 import io.flinkgpu.bench.scenario.ModelRepoWriter;
 import io.flinkgpu.inference.operator.ModelPartitioner;
@@ -88,6 +89,7 @@ public final class RecoveryBenchmark implements Callable<Integer> {
         ObjectNode result = json.createObjectNode();
         result.put("started", Instant.now().toString());
         result.put("command", options.command());
+        result.put("git", ToolFiles.revision());
         result.put("machine", RecoveryReport.machine());
         List<RecoveryRun> runs = new ArrayList<>();
         try (EmbeddedKafka kafka = EmbeddedKafka.start()) {

@@ -99,7 +99,8 @@ final class RecoveryReport {
         md.append(ToolFiles.writtenBy("RecoveryBenchmark"));
         md.append("# Coordinator: recovery from a 2x load step\n\n");
         md.append("Command (from the repository root): `").append(result.path("command").asText()).append("`\n\n");
-        md.append("Machine: ").append(result.path("machine").asText()).append("; ")
+        md.append("Revision: `").append(result.path("git").asText("unknown")).append("`. Machine: ")
+                .append(result.path("machine").asText()).append("; ")
                 .append(result.path("started").asText()).append(" to ").append(result.path("finished").asText())
                 .append(".\n\n");
         md.append(String.format(Locale.ROOT, "Setup: the Kafka job on a local Flink cluster, parallelism %d, 2 simulated "

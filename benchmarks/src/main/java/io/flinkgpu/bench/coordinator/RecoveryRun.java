@@ -9,8 +9,14 @@ import java.util.List;
 /** Everything one configuration of the recovery benchmark measured. */
 final class RecoveryRun {
     /** What one cycle of the control loop saw and did. */
+    /**
+     * One control-loop cycle; the stepped model's demand as the coordinator priced it: its rate, the
+     * batch it priced at, the operator's latency fit it priced with (alpha + beta b, microseconds) and
+     * the resulting device-seconds per second.
+     */
     record Cycle(double atSecondsFromT0, double collectMillis, boolean published, long epoch, String skipped,
-            double steppedRate, double steppedLoad, String steppedTargets, double[] steppedRequestsIn, String reason) {}
+            double steppedRate, double steppedLoad, double steppedBatch, double steppedAlphaUs, double steppedBetaUs,
+            String steppedTargets, double[] steppedRequestsIn, String reason) {}
 
     final String name;
     final boolean coordinator;

@@ -12,6 +12,7 @@ import io.flinkgpu.bench.sut.KafkaTraffic;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.CoordinatorOptions;
+import io.flinkgpu.coordinator.CycleSchedule;
 import io.flinkgpu.coordinator.collect.MetricCollector;
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
@@ -77,9 +78,10 @@ final class RecoveryRunner {
                 models.add(traffic.stream((id, seq) -> images.request(id, seq, model, PARAMETERS)));
             }
             CoordinatedJob.warmUp(traffic, models);
-            Coordinator coordinator = withCoordinator ? job.coordinator(job.coordinatorConfig(options.cycleMs,
-                    options.sloMs, options.targetUtilization, settle)) : null;
-            measure(run, traffic, models, coordinator, job.collector);
+            Configuration config = job.coordinatorConfig(options.cycleMs, options.sloMs, options.targetUtilization,
+                    settle);
+            Coordinator coordinator = withCoordinator ? job.coordinator(config) : null;
+            measure(run, traffic, models, coordinator, job.collector, CycleSchedule.fromConfig(config));
         }
         run.loadAverageEnd = CoordinatedJob.loadAverage();
         return run;
@@ -90,7 +92,7 @@ final class RecoveryRunner {
      * in every configuration; the control loop runs alongside from the start to the end of phase 2.
      */
     private void measure(RecoveryRun run, KafkaTraffic traffic, List<KafkaTarget> models, Coordinator coordinator,
-            MetricCollector collector) throws Exception {
+            MetricCollector collector, CycleSchedule schedule) throws Exception {
         long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
         long before = TimeUnit.SECONDS.toNanos(options.beforeSeconds);
         long t0 = start + before;
@@ -105,7 +107,7 @@ final class RecoveryRunner {
                     before) : ArrivalSchedule.Rate.constant(options.steadyRate);
             streams.add(new LoadDriver.Stream(models.get(m), traffic.newRun(), rate, new Random(42 + m)));
         }
-        ControlLoop loop = new ControlLoop(run, coordinator, collector, options.cycleMs, start, t0, end);
+        ControlLoop loop = new ControlLoop(run, coordinator, collector, schedule, start, t0, end);
         Thread control = new Thread(loop, "control-loop");
         control.start();
         try {

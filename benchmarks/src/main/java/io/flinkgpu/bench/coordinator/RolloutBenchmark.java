@@ -14,6 +14,7 @@ import io.flinkgpu.bench.sut.KafkaTarget;
 import io.flinkgpu.bench.sut.KafkaTraffic;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorOptions;
+import io.flinkgpu.coordinator.CycleSchedule;
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.coordinator.rollout.Rollout;
 import io.flinkgpu.coordinator.rollout.RolloutEngine;
@@ -272,7 +273,7 @@ public final class RolloutBenchmark implements Callable<Integer> {
             Runnable record = () -> coordinator.rollouts().get(MODEL).ifPresent(r -> timeline.add(
                     new RolloutAnalysis.Point((System.nanoTime() - start) / 1e9, r.state().name(), r.phase().name(),
                             r.step(), r.toShare(), r.reason())));
-            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, cycleMs, start, start, end, MODEL,
+            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, CycleSchedule.fromConfig(c), start, start, end, MODEL,
                     record);
             Thread control = new Thread(loop, "control-loop");
             control.start();

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
- * Tiny end-to-end runs of the gray-release and load-ramp benchmarks (embedded Kafka, the job on a
+ * Tiny end-to-end runs of the recovery, gray-release and load-ramp benchmarks (embedded Kafka, the job on a
  * local cluster, the coordinator, seconds of traffic): the tools complete and write well-formed
  * results, reports, plots and their targets; never how fast anything is.
  */
@@ -108,5 +108,28 @@ class CoordinatorBenchmarksSmokeTest {
         assertThat(Files.readString(dir.resolve("ramp.md"))).contains("## Results", "attainment, 3x");
         assertThat(targets(summary, RampReport.SCENARIO)).contains("ramp_attainment_every_phase", "ramp_reversals",
                 "ramp_requests_lost");
+    }
+
+    @Test
+    void aShortRecoveryRunRecordsItsRevisionAndEveryCyclesPriceOfTheSteppedModel(@TempDir Path dir) throws Exception {
+        Path summary = summary(dir);
+        int exit = new CommandLine(new RecoveryBenchmark()).execute("--configs=coordinator", "--before-seconds=6",
+                "--after-seconds=4", "--rate=20", "--steady-rate=5", "--cycle-ms=1000", "--no-plot",
+                "--out=" + dir, "--summary=" + summary);
+        assertThat(exit).isZero();
+        JsonNode result = JSON.readTree(dir.resolve("recovery.json").toFile());
+        assertThat(result.path("git").asText()).isNotEmpty();
+        JsonNode c = result.path("configs").get(0);
+        assertThat(c.path("windows")).hasSize(10);
+        assertThat(c.path("lost").asLong()).isZero();
+        JsonNode cycles = c.path("cycles");
+        // a cycle a second (no route is held for a load at this rate), and once the stepped model has run batches
+        // its price is recorded: the batch it was priced at and the operator's latency fit
+        assertThat(cycles.size()).isBetween(3, 11);
+        JsonNode last = cycles.get(cycles.size() - 1);
+        assertThat(last.path("stepped_rate").asDouble()).isPositive();
+        assertThat(last.path("stepped_batch").asDouble()).isGreaterThanOrEqualTo(1);
+        assertThat(last.path("stepped_alpha_us").asDouble() + last.path("stepped_beta_us").asDouble()).isPositive();
+        assertThat(Files.readString(dir.resolve("recovery.md"))).contains("Revision: `");
     }
 }
