@@ -4,6 +4,7 @@ import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ModelRoute;
 import io.flinkgpu.contract.control.RouteTarget;
 import io.flinkgpu.contract.control.SubtaskCommand;
+import io.flinkgpu.contract.metrics.MetricNames;
 import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.CoordinatorOptions;
@@ -163,6 +164,7 @@ public final class FleetSimulator {
     private final Map<Integer, Long> windowFailures = new TreeMap<>();
     private final boolean recordWindows;
     private long pathLatencyNanos;
+    private double rateWindowSeconds;
     /** Each model's scheduling block, read by the batchers when a model first queues. */
     private final Map<String, SchedulingConfig> scheduling = new HashMap<>();
     /** Requests carry a deadline (arrival + the model's SLO); off for models without a scheduling block. */
@@ -248,6 +250,19 @@ public final class FleetSimulator {
         return this;
     }
 
+    /**
+     * The coordinator measures request rates over {@code coordinator.rate-window} (against the newest
+     * collection at least this old) and widens its forecast's errors by it, as the service's
+     * coordinator does; the default 0 measures over one cycle. Call before {@link #run}.
+     */
+    public FleetSimulator withRateWindow(double seconds) {
+        if (!(seconds >= 0)) {
+            throw new IllegalArgumentException("rate window >= 0");
+        }
+        rateWindowSeconds = seconds;
+        return this;
+    }
+
     /** Keeps a record of every coordinator cycle in the result's {@code cycle_trace} (large: for investigations). */
     FleetSimulator withCycleTrace() {
         cycleTrace = new ArrayList<>();
@@ -282,9 +297,8 @@ public final class FleetSimulator {
         final double[] batches;
         final double[] samplesRun;
         final double[] inferenceNanos;
-        final double[] samplesAtSnapshot;
-        final double[] batchesAtSnapshot;
-        final double[] inferenceAtSnapshot;
+        /** Per model, the last batches' sizes and times, as the operator's batch-size and latency histograms hold them. */
+        final BatchWindow[] recent;
         final TreeSet<Integer> seen = new TreeSet<>();
 
         Dev(int index, String kind, Map<String, BatchingConfig> batching, Map<String, SchedulingConfig> scheduling) {
@@ -316,9 +330,7 @@ public final class FleetSimulator {
             batches = new double[m];
             samplesRun = new double[m];
             inferenceNanos = new double[m];
-            samplesAtSnapshot = new double[m];
-            batchesAtSnapshot = new double[m];
-            inferenceAtSnapshot = new double[m];
+            recent = new BatchWindow[m];
         }
 
         void offer(Req r) {
@@ -489,6 +501,10 @@ public final class FleetSimulator {
             batches[model]++;
             samplesRun[model] += b.samples();
             inferenceNanos[model] += runningNanos;
+            if (recent[model] == null) {
+                recent[model] = new BatchWindow(MetricNames.HISTOGRAM_WINDOW);
+            }
+            recent[model].add(b.samples(), runningNanos);
             batcher.recordBatch(ids[model], b.samples(), runningNanos);
             cache.release(ids[model]);
             kick();
@@ -518,14 +534,10 @@ public final class FleetSimulator {
                 }
             }
             for (int m : reported) {
-                double dBatches = batches[m] - batchesAtSnapshot[m];
-                double meanBatch = dBatches > 0 ? (samplesRun[m] - samplesAtSnapshot[m]) / dBatches
-                        / models.get(m).samples() : Double.NaN;
-                double meanUs = dBatches > 0 ? (inferenceNanos[m] - inferenceAtSnapshot[m]) / dBatches / 1000
-                        : Double.NaN;
-                batchesAtSnapshot[m] = batches[m];
-                samplesAtSnapshot[m] = samplesRun[m];
-                inferenceAtSnapshot[m] = inferenceNanos[m];
+                // the means of the operator's histograms: over its last batches, however long ago they ran
+                BatchWindow w = recent[m];
+                double meanBatch = w == null ? Double.NaN : w.meanSamples() / models.get(m).samples();
+                double meanUs = w == null ? Double.NaN : w.meanNanos() / 1000;
                 var lm = batcher.latencyModel(ids[m]);
                 // the operator reports its latency model per request of this model: alpha, and beta per request
                 double alphaUs = lm.hasData() ? lm.alphaNanos() / 1000 : Double.NaN;
@@ -661,8 +673,10 @@ public final class FleetSimulator {
         // the forecast as coordinator.forecast.* configures it: the horizon of the fleet, the other settings' defaults
         DemandForecast forecast = new DemandForecast(config.forecastHorizonSeconds(),
                 CoordinatorOptions.FORECAST_WINDOW.defaultValue().toMillis() / 1000.0,
-                CoordinatorOptions.FORECAST_SIGNIFICANCE.defaultValue());
-        coordinator = new Coordinator(source, new DemandEvaluator(256L << 20, 100, forecast), step, parallelism, warm,
+                CoordinatorOptions.FORECAST_SIGNIFICANCE.defaultValue(), rateWindowSeconds);
+        DemandEvaluator evaluator = new DemandEvaluator(256L << 20, 100, Math.round(rateWindowSeconds * 1000),
+                forecast);
+        coordinator = new Coordinator(source, evaluator, step, parallelism, warm,
                 new PublishPolicy(0.2), realizer, store, new CoordinatorMetrics(), clock.asClock());
         schedule = new CycleSchedule(Duration.ofNanos((long) (config.cycleSeconds() * 1e9)),
                 Duration.ofNanos((long) (config.warmCheckSeconds() * 1e9)));

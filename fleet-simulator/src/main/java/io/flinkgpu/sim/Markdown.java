@@ -75,16 +75,20 @@ final class Markdown {
         sb.append("\n![decision time](planner-decision-time.png)\n\n");
 
         sb.append("## Validation against the recovery benchmark\n\n");
-        sb.append("| | simulated | measured | simulated / measured |\n|---|---:|---:|---:|\n");
-        sb.append(String.format(Locale.ROOT, "| time to decision | %.2f s | %.2f s | %.2f |%n", v.simDecisionSeconds(),
-                v.measuredDecisionSeconds(), v.decisionRatio()));
-        sb.append(String.format(Locale.ROOT, "| time to p99 recovery | %.1f s | %.1f s | %.2f |%n",
-                v.simRecoverySeconds(), v.measuredRecoverySeconds(), v.recoveryRatio()));
-        sb.append("\nMeasured: ").append(v.measuredSource()).append(". The replay runs the coordinator as the "
-                + "measured run did, with routes that change with the plan and the measured demand "
-                + "(coordinator.plan.warm-before-route and coordinator.forecast.* off: the run predates both), and the "
-                + "models as its job ran them (the operator's default maximum batch, no scheduling block, no request "
-                + "deadlines).\n\n![validation](validation-recovery-p99.png)\n\n");
+        sb.append(String.format(Locale.ROOT, "| | simulated, median of %d seeds (min .. max) | measured | simulated / "
+                + "measured |%n|---|---:|---:|---:|%n", v.seedDecisionSeconds().size()));
+        sb.append(String.format(Locale.ROOT, "| time to decision | %.2f s (%s) | %.2f s | %.2f |%n",
+                v.simDecisionSeconds(), range(v.seedDecisionSeconds(), "%.2f"), v.measuredDecisionSeconds(),
+                v.decisionRatio()));
+        sb.append(String.format(Locale.ROOT, "| time to p99 recovery | %.1f s (%s) | %.1f s | %.2f |%n",
+                v.simRecoverySeconds(), range(v.seedRecoverySeconds(), "%.1f"), v.measuredRecoverySeconds(),
+                v.recoveryRatio()));
+        sb.append("\nMeasured: ").append(v.measuredSource()).append(". Simulated devices: ").append(v.speed())
+                .append(". The replay runs the coordinator and the job as the measured run did, as shipped (the "
+                + "default coordinator.rate-window, coordinator.forecast.*, coordinator.plan.warm-before-route and "
+                + "warm-check-interval, queue-aware routing), and the models as its job ran them (the operator's "
+                + "default maximum batch, no scheduling block, no request deadlines). The plot shows the first "
+                + "seed.\n\n![validation](validation-recovery-p99.png)\n\n");
 
         sb.append("## Targets\n\n| scenario | target | measured | goal | pass | description |\n|---|---|---:|---|---|---|\n");
         for (Map<String, Object> t : targets) {
@@ -95,5 +99,15 @@ final class Markdown {
                     pass == null ? "n/a" : (Boolean) pass ? "yes" : "**no**", t.get("description")));
         }
         return sb.toString();
+    }
+
+    /** "min .. max" of the finite values, and how many never happened (NaN). */
+    private static String range(List<Double> values, String format) {
+        java.util.DoubleSummaryStatistics st = values.stream().filter(Double::isFinite)
+                .mapToDouble(Double::doubleValue).summaryStatistics();
+        long never = values.stream().filter(x -> !Double.isFinite(x)).count();
+        String r = st.getCount() == 0 ? "-" : String.format(Locale.ROOT, format + " .. " + format, st.getMin(),
+                st.getMax());
+        return never == 0 ? r : r + ", " + never + " never";
     }
 }

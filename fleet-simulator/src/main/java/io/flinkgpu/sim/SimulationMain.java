@@ -115,6 +115,11 @@ public final class SimulationMain implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE})")
     double forecastHorizon;
 
+    @Option(names = "--validation-seeds", defaultValue = "21",
+            description = "seeds of the recovery benchmark's replay, from --seed; its times are their medians "
+                    + "(default: ${DEFAULT-VALUE})")
+    int validationSeeds;
+
     @Option(names = "--threads", defaultValue = "2", description = "runs in parallel (default: ${DEFAULT-VALUE})")
     int threads;
 
@@ -210,7 +215,7 @@ public final class SimulationMain implements Callable<Integer> {
         }
         results.put("planner_scaling", scaling);
 
-        RecoveryValidation.Outcome validation = RecoveryValidation.run(cal, repo, seed);
+        RecoveryValidation.Outcome validation = RecoveryValidation.run(cal, repo, seed, validationSeeds);
         Map<String, Object> v = RecoveryValidation.describe(validation);
         v.put("window_p99_ms", validation.windowP99Ms());
         v.put("window_failures", validation.windowFailures());
@@ -321,7 +326,7 @@ public final class SimulationMain implements Callable<Integer> {
                 + " --warm-before-route=" + warmBeforeRoute + " --warm-check-interval=" + fmt(warmCheckInterval)
                 + " --warm-check-series=" + warmCheckSeries + " --dedicated-route-at-once=" + dedicatedRouteAtOnce
                 + " --colocation-series=" + colocationSeries + " --round-robin-series=" + roundRobinSeries
-                + " --forecast-horizon=" + fmt(forecastHorizon);
+                + " --forecast-horizon=" + fmt(forecastHorizon) + " --validation-seeds=" + validationSeeds;
     }
 
     private static String join(List<Double> xs) {

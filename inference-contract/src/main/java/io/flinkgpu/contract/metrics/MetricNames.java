@@ -11,6 +11,13 @@ package io.flinkgpu.contract.metrics;
 public final class MetricNames {
     private MetricNames() {}
 
+    /**
+     * Every histogram (batch size, queue and inference latency) holds its last this many values, so
+     * its mean and percentiles follow the latest batches, however long ago they ran, not the latest
+     * seconds. A reader pricing a model from a mean batch size sees it move slowly after a load step.
+     */
+    public static final int HISTOGRAM_WINDOW = 1024;
+
     /** The operator's top-level group. */
     public static final String GROUP = "gpu_inference";
     /** Sub-group keys: {@code model <name>}, {@code version <v>}, {@code tenant <t>}, {@code device <id>}, {@code error <code>}. */

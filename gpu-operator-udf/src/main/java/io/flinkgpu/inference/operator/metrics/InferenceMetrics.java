@@ -21,7 +21,7 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
  */
 public final class InferenceMetrics {
     public static final String GROUP = MetricNames.GROUP;
-    static final int HISTOGRAM_WINDOW = 1024;
+    static final int HISTOGRAM_WINDOW = MetricNames.HISTOGRAM_WINDOW;
 
     private final MetricGroup group;
     private final Counter requestsIn;
