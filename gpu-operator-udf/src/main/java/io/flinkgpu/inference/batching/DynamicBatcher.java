@@ -24,7 +24,10 @@ import java.util.function.ToDoubleFunction;
  * with the arrival rate or waiting longer would miss a deadline. Cutting on demand rather than
  * eagerly means that while every executor is busy, queues keep growing towards full batches, so
  * batch size adapts to load by itself. Of the ready queues the one with the highest queued level
- * is cut first, then the one with the oldest request.
+ * is cut first; among queues whose requests carry deadlines, the one with the least slack (earliest
+ * deadline less the predicted run time of its batch), so that a tight-SLO model sharing the device
+ * with a loose-SLO one is not served behind the other's older requests; otherwise the one with the
+ * oldest request.
  *
  * <p>A batch takes level 1 first, then 2, and so on, then requests demoted by a {@link
  * TimeoutAction#DELAY} policy. So a request that arrives while work of a lower level is queued
@@ -178,14 +181,26 @@ public final class DynamicBatcher<T> {
         queue.expireAndAge(now);
         RequestQueue.Lane<T> best = null;
         Batch.CloseReason bestReason = null;
+        long bestRun = 0;
         for (RequestQueue.Lane<T> lane : queue.lanes()) {
             Batch.CloseReason reason = model(lane).cuts.readiness(lane, now);
-            if (reason != null && (best == null || lane.moreUrgentThan(best))) {
+            if (reason == null) {
+                continue;
+            }
+            long run = predictedRunNanos(lane);
+            if (best == null || lane.moreUrgentThan(best, run, bestRun)) {
                 best = lane;
                 bestReason = reason;
+                bestRun = run;
             }
         }
         return best == null ? null : cut(best, bestReason, now);
+    }
+
+    /** The latency model's run time of the batch the lane holds now (at most its cap), 0 before the model has data. */
+    private long predictedRunNanos(RequestQueue.Lane<T> lane) {
+        ModelState m = model(lane);
+        return m.latency.hasData() ? m.latency.predictNanos(Math.max(1, Math.min(lane.samples(), m.sizes.cap()))) : 0;
     }
 
     /** Cuts every queue into batches regardless of readiness (end of input, draining). */

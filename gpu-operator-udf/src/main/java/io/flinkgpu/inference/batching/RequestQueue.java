@@ -223,11 +223,27 @@ final class RequestQueue<T> {
             return levels.get(level).requests;
         }
 
-        /** Whether this lane is served before {@code other}: its highest queued level, then its oldest request. */
-        boolean moreUrgentThan(Lane<?> other) {
+        /**
+         * Whether this lane is served before {@code other}: its highest queued level; then, where both
+         * lanes' requests carry deadlines, the least slack (the earliest deadline less the predicted run
+         * time of the batch the lane would cut), so a tight-SLO model's requests do not wait behind a
+         * loose-SLO model's older ones that can still wait; then its oldest request.
+         *
+         * @param runNanos predicted run time of this lane's next batch (0: unknown)
+         * @param otherRunNanos the same for {@code other}
+         */
+        boolean moreUrgentThan(Lane<?> other, long runNanos, long otherRunNanos) {
             int la = highestNonEmptyLevel();
             int lb = other.highestNonEmptyLevel();
-            return la != lb ? la < lb : oldestEnqueuedNanos() < other.oldestEnqueuedNanos();
+            if (la != lb) {
+                return la < lb;
+            }
+            long da = earliestDeadlineNanos();
+            long db = other.earliestDeadlineNanos();
+            if (da != Long.MAX_VALUE && db != Long.MAX_VALUE && da - runNanos != db - otherRunNanos) {
+                return da - runNanos < db - otherRunNanos;
+            }
+            return oldestEnqueuedNanos() < other.oldestEnqueuedNanos();
         }
 
         private Entry<T> oldest() {

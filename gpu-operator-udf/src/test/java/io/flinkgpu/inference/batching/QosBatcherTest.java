@@ -138,6 +138,25 @@ class QosBatcherTest {
     }
 
     @org.junit.jupiter.api.Test
+    void aTightDeadlineIsServedBeforeOlderRequestsThatCanStillWait() {
+        BatchKey loose = new BatchKey(new ModelId("loose", "1"), "");
+        BatchKey tight = new BatchKey(new ModelId("tight", "1"), "");
+        DynamicBatcher<String> b = batcher(8, 0, levels(1, Map.of(), 0), Map.of());
+        b.offer(loose, "loose0", 1, new DynamicBatcher.Request(1, "default", now.get() + 200 * MS));
+        now.addAndGet(MS);
+        b.offer(tight, "tight0", 1, new DynamicBatcher.Request(1, "default", now.get() + 50 * MS));
+
+        assertThat(b.poll().items()).as("least slack first, not oldest first").containsExactly("tight0");
+        assertThat(b.poll().items()).containsExactly("loose0");
+
+        // without deadlines the oldest request still goes first
+        b.add(loose, "loose1", 1);
+        now.addAndGet(MS);
+        b.add(tight, "tight1", 1);
+        assertThat(b.poll().items()).containsExactly("loose1");
+    }
+
+    @org.junit.jupiter.api.Test
     void fullQueueRefusesNewRequestsOfThatLevelOnly() {
         DynamicBatcher<String> b = batcher(8, 100, levels(2, Map.of(2, new LevelPolicy(TimeoutAction.REJECT, 2, 0)), 0),
                 Map.of());
