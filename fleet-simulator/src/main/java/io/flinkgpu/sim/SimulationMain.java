@@ -58,7 +58,7 @@ public final class SimulationMain implements Callable<Integer> {
             description = "offered loads of the dedicated trace (default: ${DEFAULT-VALUE})")
     List<Double> loads;
 
-    @Option(names = "--long-tail-loads", split = ",", defaultValue = "0.3,0.6",
+    @Option(names = "--long-tail-loads", split = ",", defaultValue = "0.3,0.45,0.6",
             description = "offered loads of the long-tail trace (default: ${DEFAULT-VALUE})")
     List<Double> longTailLoads;
 
@@ -238,7 +238,8 @@ public final class SimulationMain implements Callable<Integer> {
         results.put("finished", Instant.now().toString());
 
         List<Map<String, Object>> targets = Targets.evaluate(traces, scaling, validation,
-                longTailPlannerMaxModels > 0 ? variant() : null);
+                longTailPlannerMaxModels > 0 ? variant() : null,
+                new Targets.LongTailSlots(longTailModels, devices, fleet.maxModelsPerDevice()));
         ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         json.writeValue(out.resolve("results.json").toFile(), results);
         Map<String, Object> summary = new LinkedHashMap<>();

@@ -24,10 +24,11 @@ import java.util.function.ToDoubleFunction;
  * with the arrival rate or waiting longer would miss a deadline. Cutting on demand rather than
  * eagerly means that while every executor is busy, queues keep growing towards full batches, so
  * batch size adapts to load by itself. Of the ready queues the one with the highest queued level
- * is cut first; among queues whose requests carry deadlines, the one with the least slack (earliest
- * deadline less the predicted run time of its batch), so that a tight-SLO model sharing the device
- * with a loose-SLO one is not served behind the other's older requests; otherwise the one with the
- * oldest request.
+ * is cut first; among queues whose requests carry deadlines, one whose earliest deadline can still
+ * be met before one whose cannot, and of those that can, the one with the least slack (earliest
+ * deadline less now and the predicted run time of its batch), so that a tight-SLO model sharing the
+ * device with a loose-SLO one is not served behind the other's older requests, and a queue that is
+ * late anyway does not make the others late; otherwise the one with the oldest request.
  *
  * <p>A batch takes level 1 first, then 2, and so on, then requests demoted by a {@link
  * TimeoutAction#DELAY} policy. So a request that arrives while work of a lower level is queued
@@ -188,7 +189,7 @@ public final class DynamicBatcher<T> {
                 continue;
             }
             long run = predictedRunNanos(lane);
-            if (best == null || lane.moreUrgentThan(best, run, bestRun)) {
+            if (best == null || lane.moreUrgentThan(best, run, bestRun, now)) {
                 best = lane;
                 bestReason = reason;
                 bestRun = run;

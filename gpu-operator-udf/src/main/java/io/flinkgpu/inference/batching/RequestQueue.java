@@ -225,14 +225,18 @@ final class RequestQueue<T> {
 
         /**
          * Whether this lane is served before {@code other}: its highest queued level; then, where both
-         * lanes' requests carry deadlines, the least slack (the earliest deadline less the predicted run
-         * time of the batch the lane would cut), so a tight-SLO model's requests do not wait behind a
-         * loose-SLO model's older ones that can still wait; then its oldest request.
+         * lanes' requests carry deadlines, a lane whose earliest deadline can still be met (slack: that
+         * deadline less now and the predicted run time of the batch the lane would cut, at least 0)
+         * before one whose cannot, and of two that can, the least slack, so a tight-SLO model's requests
+         * do not wait behind a loose-SLO model's older ones that can still wait, and a queue that is late
+         * anyway does not make the others late too (deadline-first orders cascade under overload);
+         * otherwise its oldest request.
          *
          * @param runNanos predicted run time of this lane's next batch (0: unknown)
          * @param otherRunNanos the same for {@code other}
+         * @param nowNanos the batcher's clock
          */
-        boolean moreUrgentThan(Lane<?> other, long runNanos, long otherRunNanos) {
+        boolean moreUrgentThan(Lane<?> other, long runNanos, long otherRunNanos, long nowNanos) {
             int la = highestNonEmptyLevel();
             int lb = other.highestNonEmptyLevel();
             if (la != lb) {
@@ -240,8 +244,15 @@ final class RequestQueue<T> {
             }
             long da = earliestDeadlineNanos();
             long db = other.earliestDeadlineNanos();
-            if (da != Long.MAX_VALUE && db != Long.MAX_VALUE && da - runNanos != db - otherRunNanos) {
-                return da - runNanos < db - otherRunNanos;
+            if (da != Long.MAX_VALUE && db != Long.MAX_VALUE) {
+                long sa = da - runNanos - nowNanos;
+                long sb = db - otherRunNanos - nowNanos;
+                if ((sa >= 0) != (sb >= 0)) {
+                    return sa >= 0;
+                }
+                if (sa >= 0 && sa != sb) {
+                    return sa < sb;
+                }
             }
             return oldestEnqueuedNanos() < other.oldestEnqueuedNanos();
         }

@@ -157,6 +157,27 @@ class QosBatcherTest {
     }
 
     @org.junit.jupiter.api.Test
+    void aQueueThatCanStillMeetItsDeadlineGoesBeforeOneThatCannot() {
+        BatchKey late = new BatchKey(new ModelId("late", "1"), "");
+        BatchKey onTime = new BatchKey(new ModelId("on-time", "1"), "");
+        DynamicBatcher<String> b = batcher(8, 0, levels(1, Map.of(), 0), Map.of());
+        for (int size = 1; size <= 8; size *= 2) {
+            b.recordBatch(late.model(), size, 30 * MS + size * MS); // a batch of one: 31 ms
+            b.recordBatch(onTime.model(), size, 2 * MS + size * MS);
+        }
+        // the late model's request is due in 40 ms and its batch takes 31 (admitted), but it waits 15 ms: now
+        // it misses whatever is cut first; the on-time model's is due in 39 ms with a 3-ms batch: its slack
+        // (36 ms) is larger than the late one's (-6 ms), yet it can still be met
+        assertThat(b.offer(late, "late0", 1, new DynamicBatcher.Request(1, "default", now.get() + 40 * MS)))
+                .isEqualTo(DynamicBatcher.Admission.ACCEPTED);
+        now.addAndGet(15 * MS);
+        b.offer(onTime, "onTime0", 1, new DynamicBatcher.Request(1, "default", now.get() + 39 * MS));
+
+        assertThat(b.poll().items()).as("a queue that can still meet its deadline first").containsExactly("onTime0");
+        assertThat(b.poll().items()).containsExactly("late0");
+    }
+
+    @org.junit.jupiter.api.Test
     void fullQueueRefusesNewRequestsOfThatLevelOnly() {
         DynamicBatcher<String> b = batcher(8, 100, levels(2, Map.of(2, new LevelPolicy(TimeoutAction.REJECT, 2, 0)), 0),
                 Map.of());
