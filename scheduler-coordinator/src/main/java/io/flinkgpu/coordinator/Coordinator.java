@@ -293,8 +293,26 @@ public final class Coordinator {
         metrics.tenants(lastTenantUsage);
         if (!cycle.dryRun()) {
             metrics.modelsAtZero(proposal.idleness().in(io.flinkgpu.coordinator.evaluate.IdleTracker.State.ZERO).size());
+            reportUnplaced(proposal);
         }
         return proposal;
+    }
+
+    /**
+     * Counts the models the plan could not place (the {@code coordinator_models_unplaced} gauge) and
+     * warns when some first could not: with fewer model slots than models, those left out are only
+     * loaded on demand by the job, evicting planned ones.
+     */
+    private void reportUnplaced(PlacementStep.Proposal proposal) {
+        Set<String> unplaced = new TreeSet<>();
+        proposal.decisions().stream().filter(d -> "UNPLACED".equals(d.action())).forEach(d -> unplaced.add(d.model()));
+        if (!unplaced.isEmpty() && metrics.modelsUnplaced() == 0) {
+            LOG.warn("{} model(s) have an instance that no device can take (memory or a free model slot: {} devices, "
+                    + "coordinator.device.max-models each), e.g. {}; they are loaded on demand and evict planned "
+                    + "models. Raise coordinator.device.max-models (and inference.cache.max-models-per-device) or add "
+                    + "devices", unplaced.size(), proposal.devices().size(), unplaced.iterator().next());
+        }
+        metrics.modelsUnplaced(unplaced.size());
     }
 
     /** The proposal, its routes and commands as the warm-before-route step let them through, as the next epoch. */

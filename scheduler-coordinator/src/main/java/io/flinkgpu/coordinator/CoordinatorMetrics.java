@@ -22,6 +22,7 @@ public final class CoordinatorMetrics {
     private volatile boolean paused;
     private volatile int routesWarming;
     private volatile int modelsAtZero;
+    private volatile int modelsUnplaced;
     private volatile io.flinkgpu.coordinator.rollout.RolloutEngine rollouts;
     private final double[] latencies = new double[WINDOW];
     private long latencyCount;
@@ -82,6 +83,18 @@ public final class CoordinatorMetrics {
         return modelsAtZero;
     }
 
+    /**
+     * Models with an instance the last plan wanted and could not place: no device had the memory
+     * and a free model slot ({@code coordinator.device.max-models}).
+     */
+    public void modelsUnplaced(int n) {
+        modelsUnplaced = n;
+    }
+
+    public int modelsUnplaced() {
+        return modelsUnplaced;
+    }
+
     /** The rollouts whose state, step, B's weight and decisions {@code /metrics} shows; null: none. */
     public void rollouts(io.flinkgpu.coordinator.rollout.RolloutEngine engine) {
         rollouts = engine;
@@ -109,6 +122,8 @@ public final class CoordinatorMetrics {
                 + "reported yet (coordinator.plan.warm-before-route).", routesWarming);
         gauge(sb, "coordinator_models_at_zero", "Models scaled to zero: no request measured for "
                 + "coordinator.plan.scale-to-zero-after, so no instance is planned until one comes.", modelsAtZero);
+        gauge(sb, "coordinator_models_unplaced", "Models with an instance the last plan wanted and could not place: "
+                + "no device had the memory and a free model slot (coordinator.device.max-models).", modelsUnplaced);
         java.util.Map<String, Double> shares = tenantShares;
         if (!shares.isEmpty()) {
             sb.append("# HELP coordinator_tenant_dominant_share A tenant's dominant share of the fleet, shared models' "
