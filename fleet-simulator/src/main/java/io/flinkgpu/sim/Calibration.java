@@ -43,6 +43,13 @@ public final class Calibration {
     /** BERT-large, sequence 384, FP16, A100 40 GB: (batch, average ms), same table. */
     static final double[][] BERT_LARGE_384_A100 = {{1, 3.12}, {2, 4.15}, {4, 5.96}, {8, 11.53}, {12, 16.22},
         {16, 21.92}, {24, 32.43}, {32, 43.01}, {64, 83.63}, {128, 163.70}};
+    /**
+     * (batch, median ms) of NVIDIA's DLRM served by Triton, TorchScript FP16 on a V100-32G, the
+     * batches where the server's fixed cost is amortised (NVIDIA DeepLearningExamples,
+     * PyTorch/Recommendation/DLRM/triton/README.md, "Throughput/Latency results").
+     */
+    static final double[][] DLRM_V100_TRITON_FP16_LARGE_BATCHES = {{1024, 1.379}, {2048, 1.817}, {4096, 2.730}};
+
     static final String TENSORRT_SOURCE = "least-squares fit to NVIDIA TensorRT demo/BERT README, A100 40GB, FP16, "
             + "average latency, batch 1-128";
 
@@ -97,8 +104,12 @@ public final class Calibration {
         c.put(Arch.BERT_LARGE_384, "a100", large[0], large[1], TENSORRT_SOURCE + " (sequence 384)");
         c.put(Arch.MINILM_L6, "a100", base[0] / 2, base[1] / 8, "derived from the BERT-base fit: 6 of 12 layers "
                 + "(alpha / 2), hidden 384 of 768 and 6 of 12 layers (beta / 8); no published MiniLM-L6 A100 table");
-        c.put(Arch.DLRM, "a100", 0.10, 0.0005, "ASSUMPTION (no published figure for this 3.3M-parameter shape): "
-                + "0.1 ms per call (CUDA provider launch and copy overhead), 0.5 us per sample (2M samples/s)");
+        double[] dlrm = fit(DLRM_V100_TRITON_FP16_LARGE_BATCHES);
+        c.put(Arch.DLRM, "a100", 0.10, dlrm[1], "per sample: the slope of NVIDIA DeepLearningExamples' published "
+                + "DLRM latencies (PyTorch/Recommendation/DLRM/triton/README.md, TorchScript FP16 on V100-32G, median, "
+                + "batch 1024-4096), a model with about 6x this one's multiply-adds on an older GPU, so an upper bound "
+                + "here; per call: ASSUMPTION 0.1 ms (CUDA provider launch and copies; the published batch-1 latency, "
+                + "about 1 ms, is a Triton round trip)");
         c.put(Arch.IMAGE_CNN, "a100", 0.06, 0.0008, "ASSUMPTION (no published figure for this 57k-parameter CNN): "
                 + "0.06 ms per call, 0.8 us per sample");
 

@@ -18,6 +18,18 @@ class CalibrationTest {
     }
 
     @Test
+    void theDlrmPerSampleCostIsThePublishedLargeBatchSlope() {
+        // NVIDIA's Triton DLRM table: 1.379 ms at 1024, 2.730 ms at 4096 samples: about 0.44 us per sample
+        double[] fit = Calibration.fit(Calibration.DLRM_V100_TRITON_FP16_LARGE_BATCHES);
+        assertThat(fit[1]).isCloseTo(0.00044, within(0.00002));
+        Calibration c = Calibration.load(Path.of("..").toAbsolutePath().normalize());
+        Calibration.Entry dlrm = c.entries().stream()
+                .filter(e -> e.arch() == Arch.DLRM && e.deviceKind().equals("a100")).findFirst().orElseThrow();
+        assertThat(dlrm.betaMs()).isEqualTo(fit[1]);
+        assertThat(dlrm.source()).contains("DeepLearningExamples", "ASSUMPTION 0.1 ms");
+    }
+
+    @Test
     void theCpuTablesComeFromThisProjectsCeilingRuns() {
         Calibration c = Calibration.load(Path.of("..").toAbsolutePath().normalize());
         Calibration.Entry nlp = c.entries().stream()
