@@ -345,6 +345,77 @@ class QosBatcherTest {
         assertThat(b.poll().samples()).isEqualTo(b.batchCap(MODEL));
     }
 
+    /**
+     * Models of different speeds and SLOs sharing one batcher, their requests due at different times:
+     * the first queue cut is, of those whose earliest deadline can still be met by the batch they
+     * would cut, the one with the least slack; if none can, the one with the oldest request.
+     */
+    @Property(tries = 300)
+    void theQueueCutFirstIsTheLeastSlackThatCanStillMakeItElseTheOldest(
+            @ForAll @IntRange(min = 2, max = 5) int models, @ForAll @IntRange(min = 1, max = 16) int maxBatch,
+            @ForAll long seed) {
+        java.util.Random random = new java.util.Random(seed);
+        AtomicLong clock = new AtomicLong(1_000 * MS);
+        BatchingConfig batching = new BatchingConfig(maxBatch, Duration.ZERO, null, 1000);
+        DynamicBatcher<String> b = new DynamicBatcher<>(m -> batching, m -> levels(1, Map.of(), 0), t -> 1.0,
+                clock::get);
+        List<ModelId> ids = new java.util.ArrayList<>();
+        for (int m = 0; m < models; m++) {
+            ModelId id = new ModelId("m" + m, "1");
+            ids.add(id);
+            long alpha = (1 + random.nextInt(30)) * MS;
+            long beta = random.nextInt(2_000) * 1_000L;
+            for (int size = 1; size <= 16; size *= 2) {
+                b.recordBatch(id, size, alpha + size * beta);
+            }
+        }
+        Map<ModelId, Long> earliestDeadline = new HashMap<>();
+        Map<ModelId, Long> oldest = new HashMap<>();
+        Map<ModelId, Integer> queued = new HashMap<>();
+        for (int r = 0; r < 3 * models; r++) {
+            ModelId id = ids.get(random.nextInt(models));
+            long deadline = clock.get() + (20 + random.nextInt(200)) * MS;
+            DynamicBatcher.Admission a = b.offer(new BatchKey(id, ""), id.name() + "#" + r, 1,
+                    new DynamicBatcher.Request(1, "default", deadline));
+            if (a == DynamicBatcher.Admission.ACCEPTED) {
+                earliestDeadline.merge(id, deadline, Math::min);
+                oldest.putIfAbsent(id, clock.get());
+                queued.merge(id, 1, Integer::sum);
+            }
+            clock.addAndGet(random.nextInt(3) * MS);
+        }
+        if (queued.isEmpty()) {
+            return;
+        }
+        // wait, but not so long that a request expires: some queues can no longer make their deadline
+        long firstDeadline = earliestDeadline.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+        clock.addAndGet(random.nextInt((int) Math.max(1, (firstDeadline - clock.get()) / MS)) * MS);
+        long now = clock.get();
+        Map<ModelId, Long> slack = new HashMap<>();
+        queued.forEach((id, n) -> slack.put(id, earliestDeadline.get(id) - now
+                - b.latencyModel(id).predictNanos(Math.max(1, Math.min(n, b.batchCap(id))))));
+        java.util.Set<ModelId> expected = new java.util.HashSet<>();
+        long best = slack.values().stream().filter(v -> v >= 0).mapToLong(Long::longValue).min().orElse(-1);
+        if (best >= 0) {
+            slack.forEach((id, v) -> {
+                if (v == best) {
+                    expected.add(id);
+                }
+            });
+        } else {
+            long first = oldest.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+            oldest.forEach((id, t) -> {
+                if (t == first) {
+                    expected.add(id);
+                }
+            });
+        }
+        Batch<String> cut = b.poll();
+        assertThat(cut).isNotNull();
+        String model = cut.items().get(0).substring(0, cut.items().get(0).indexOf('#'));
+        assertThat(expected).extracting(ModelId::name).contains(model);
+    }
+
     /** Tenants share a priority level in proportion to their weights while all are backlogged. */
     @Property(tries = 60)
     void backloggedTenantsShareInProportionToTheirWeights(
