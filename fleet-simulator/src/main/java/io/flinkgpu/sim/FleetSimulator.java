@@ -295,9 +295,7 @@ public final class FleetSimulator {
         final double[] requestsIn;
         final double[] responsesOut;
         final double[] batches;
-        final double[] samplesRun;
-        final double[] inferenceNanos;
-        /** Per model, the last batches' sizes and times, as the operator's batch-size and latency histograms hold them. */
+        /** Per model, the last batches' sizes and times, as the operator's batch-size and latency histograms hold. */
         final BatchWindow[] recent;
         final TreeSet<Integer> seen = new TreeSet<>();
 
@@ -328,8 +326,6 @@ public final class FleetSimulator {
             requestsIn = new double[m];
             responsesOut = new double[m];
             batches = new double[m];
-            samplesRun = new double[m];
-            inferenceNanos = new double[m];
             recent = new BatchWindow[m];
         }
 
@@ -499,8 +495,6 @@ public final class FleetSimulator {
                 }
             }
             batches[model]++;
-            samplesRun[model] += b.samples();
-            inferenceNanos[model] += runningNanos;
             if (recent[model] == null) {
                 recent[model] = new BatchWindow(MetricNames.HISTOGRAM_WINDOW);
             }

@@ -176,7 +176,8 @@ public final class RecoveryValidation {
     /** The median; NaN (a seed that never decided or recovered) sorts last, as a time longer than any. */
     static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
-        sorted.sort((a, b) -> Double.isNaN(a) ? (Double.isNaN(b) ? 0 : 1) : Double.isNaN(b) ? -1 : Double.compare(a, b));
+        sorted.sort((a, b) -> Double.isNaN(a) ? (Double.isNaN(b) ? 0 : 1)
+                : Double.isNaN(b) ? -1 : Double.compare(a, b));
         int n = sorted.size();
         return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }

@@ -106,11 +106,13 @@ final class Targets {
         }
         out.add(target("validation", "time_to_decision_ratio",
                 String.format(Locale.ROOT, "simulated (median of %d seeds) / measured time to decision (%.2f s / "
-                        + "%.2f s)", v.seedDecisionSeconds().size(), v.simDecisionSeconds(), v.measuredDecisionSeconds()),
+                        + "%.2f s)", v.seedDecisionSeconds().size(), v.simDecisionSeconds(),
+                        v.measuredDecisionSeconds()),
                 v.decisionRatio(), "0.8 .. 1.2", v.decisionRatio() >= 0.8 && v.decisionRatio() <= 1.2));
         out.add(target("validation", "time_to_p99_recovery_ratio",
                 String.format(Locale.ROOT, "simulated (median of %d seeds) / measured time to p99 recovery (%.1f s / "
-                        + "%.1f s)", v.seedRecoverySeconds().size(), v.simRecoverySeconds(), v.measuredRecoverySeconds()),
+                        + "%.1f s)", v.seedRecoverySeconds().size(), v.simRecoverySeconds(),
+                        v.measuredRecoverySeconds()),
                 v.recoveryRatio(), "0.8 .. 1.2", v.recoveryRatio() >= 0.8 && v.recoveryRatio() <= 1.2));
         return out;
     }

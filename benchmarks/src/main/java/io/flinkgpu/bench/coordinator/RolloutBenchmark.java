@@ -273,8 +273,8 @@ public final class RolloutBenchmark implements Callable<Integer> {
             Runnable record = () -> coordinator.rollouts().get(MODEL).ifPresent(r -> timeline.add(
                     new RolloutAnalysis.Point((System.nanoTime() - start) / 1e9, r.state().name(), r.phase().name(),
                             r.step(), r.toShare(), r.reason())));
-            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, CycleSchedule.fromConfig(c), start, start, end, MODEL,
-                    record);
+            ControlLoop loop = new ControlLoop(run, coordinator, job.collector, CycleSchedule.fromConfig(c), start,
+                    start, end, MODEL, record);
             Thread control = new Thread(loop, "control-loop");
             control.start();
             try {

@@ -188,7 +188,8 @@ public final class DynamicBatcher<T> {
             if (reason == null) {
                 continue;
             }
-            long run = predictedRunNanos(lane);
+            // the predicted run only orders lanes with deadlines: none is computed for the others
+            long run = lane.earliestDeadlineNanos() == Long.MAX_VALUE ? 0 : predictedRunNanos(lane);
             if (best == null || lane.moreUrgentThan(best, run, bestRun, now)) {
                 best = lane;
                 bestReason = reason;
