@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * The streaming inference job:
  *
  * <pre>
- *   Kafka requests -> parse &amp; validate -(invalid)-> Kafka dead-letter (+ error response)
+ *   Kafka requests -> parse &amp; validate -(invalid)-> Kafka dead-letter (+ error response to Kafka responses)
  *                          |
  *                  partition by model (or by the coordinator's plan from the control topic)
  *                          |
@@ -64,6 +64,8 @@ public final class InferenceJob {
     public static final String UID_INFERENCE = GpuInference.DEFAULT_UID;
     public static final String UID_RESPONSE_SINK = "kafka-responses";
     public static final String UID_DEAD_LETTER_SINK = "kafka-dead-letter";
+    /** The parser's error responses, to the responses topic. */
+    public static final String UID_ERROR_RESPONSE_SINK = "kafka-error-responses";
     // only with inference.kafka.control-topic set
     public static final String UID_CONTROL_SOURCE = "kafka-control";
     public static final String UID_PLAN_ROUTER = GpuInference.DEFAULT_ROUTER_UID;
@@ -159,24 +161,25 @@ public final class InferenceJob {
             responses = inference.apply(requests, control);
         }
 
-        DataStream<InferenceResponse> allResponses =
-                responses.union(requests.getSideOutput(RequestParser.ERROR_RESPONSES));
-
         boolean exactlyOnce = config.get(InferenceJobOptions.EXACTLY_ONCE);
         int maxRecordBytes = (int) Math.min(Integer.MAX_VALUE, config.get(InferenceJobOptions.MAX_RECORD_SIZE).getBytes());
         WireCodec responseCodec = config.get(InferenceJobOptions.RESPONSES_FORMAT).writer();
         String responsesTopic = config.get(InferenceJobOptions.RESPONSES_TOPIC);
-        allResponses.sinkTo(KafkaSink.<InferenceResponse>builder()
-                        .setBootstrapServers(bootstrap)
-                        .setKafkaProducerConfig(producerConfig(kafkaProperties, exactlyOnce, maxRecordBytes))
-                        .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
-                        .setTransactionalIdPrefix("gpu-inference-responses")
-                        .setRecordSerializer((KafkaRecordSerializationSchema<InferenceResponse>) (r, ctx, ts) ->
-                                new ProducerRecord<>(responsesTopic, r.id().getBytes(StandardCharsets.UTF_8),
-                                        encodeBounded(responseCodec, r, maxRecordBytes)))
-                        .build())
+        // Two writers to the responses topic, each chained to the operator it reads: a union in
+        // front of one sink would give it two inputs, and an operator with two inputs cannot chain,
+        // so every answer would be serialized, buffered up to inference.buffer-timeout and handed to
+        // another thread on its way out.
+        responses.sinkTo(responseSink(bootstrap, kafkaProperties, exactlyOnce, maxRecordBytes, responseCodec,
+                        responsesTopic, "gpu-inference-responses"))
+                .setParallelism(responses.getParallelism())
                 .uid(UID_RESPONSE_SINK)
                 .name("Kafka responses");
+        requests.getSideOutput(RequestParser.ERROR_RESPONSES)
+                .sinkTo(responseSink(bootstrap, kafkaProperties, exactlyOnce, maxRecordBytes, responseCodec,
+                        responsesTopic, "gpu-inference-error-responses"))
+                .setParallelism(requests.getParallelism())
+                .uid(UID_ERROR_RESPONSE_SINK)
+                .name("Kafka error responses");
 
         String deadLetterTopic = config.get(InferenceJobOptions.DEAD_LETTER_TOPIC);
         DataStream<DeadLetter> refused = responses.getSideOutput(GpuInference.REFUSED)
@@ -339,6 +342,20 @@ public final class InferenceJob {
             return new DeadLetter(ErrorCode.INTERNAL, "the dead letter could not be encoded: " + e, d.requestId(),
                     d.topic(), d.partition(), d.offset(), new byte[0]).toJson(0);
         }
+    }
+
+    /** A sink of responses to {@code topic}, each encoded with {@link #encodeBounded}. */
+    private static KafkaSink<InferenceResponse> responseSink(String bootstrap, Map<String, String> kafkaProperties,
+            boolean exactlyOnce, int maxRecordBytes, WireCodec codec, String topic, String transactionalIdPrefix) {
+        return KafkaSink.<InferenceResponse>builder()
+                .setBootstrapServers(bootstrap)
+                .setKafkaProducerConfig(producerConfig(kafkaProperties, exactlyOnce, maxRecordBytes))
+                .setDeliveryGuarantee(exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
+                .setTransactionalIdPrefix(transactionalIdPrefix)
+                .setRecordSerializer((KafkaRecordSerializationSchema<InferenceResponse>) (r, ctx, ts) ->
+                        new ProducerRecord<>(topic, r.id().getBytes(StandardCharsets.UTF_8),
+                                encodeBounded(codec, r, maxRecordBytes)))
+                .build();
     }
 
     /** Room for the key, headers and batch framing within max.request.size. */
