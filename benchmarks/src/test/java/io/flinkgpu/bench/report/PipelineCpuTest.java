@@ -58,4 +58,12 @@ class PipelineCpuTest {
         assertThat((Double) ratios.get(1).get("ratio")).isCloseTo(42 / 30.0, within(1e-9));
         assertThat(parts).hasSize(3).anyMatch(p -> p.equals("64 tokens: not measured"));
     }
+
+    @Test
+    void thePipelinesCpuIsJudgedWhereItOutweighsInferenceAndComparedElsewhere() {
+        assertThat(Targets.pipelineCpuGoal("image")).isEqualTo("<= 1.25");
+        assertThat(Targets.pipelineCpuGoal("recommendation")).isEqualTo("<= 1.25");
+        assertThat(Targets.pipelineCpuGoal("nlp")).isEqualTo("compare");
+        assertThat(Targets.pipelineCpuGoal("nlp-int8")).isEqualTo("compare");
+    }
 }
