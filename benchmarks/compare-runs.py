@@ -69,6 +69,7 @@ def main():
     if len(pairs) >= 3:
         lines += cpu_table(runs, pairs)
     lines += job_cpu_table(runs, pairs)
+    lines += latency_table(runs, pairs)
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -162,6 +163,51 @@ def job_cpu_table(runs, pairs):
             "offered rate both runs of a pair measured, and the operator's mailbox thread alone:", "",
             "| pair | scenario | configuration | offered rate (req/s) | job outside inference, first | second | "
             "second / first | mailbox, first | mailbox, second |", "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
+
+
+def latency_points(run, scenario, config):
+    """offered rate -> [(p50, p99)] of the open-loop sweep points, and the closed loop's (p50, p99)."""
+    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
+    c = None if s is None else s["configs"].get(config)
+    out = {}
+    for p in (c or {}).get("sweep") or []:
+        if p.get("mode") == "open" and p.get("answered"):
+            out.setdefault(round(p["offered"]), []).append((p["p50"], p["p99"]))
+    unloaded = (c or {}).get("unloaded_closed_loop_1")
+    return out, None if not unloaded else (unloaded["p50"], unloaded["p99"])
+
+
+LOW_RATES = 3
+
+
+def latency_table(runs, pairs):
+    """Latency at low load: one request at a time (closed loop) and the lowest offered rates both
+    runs of a pair measured (p50 and p99, ms), where the pipeline's fixed delays show rather than
+    queueing."""
+    rows = []
+    for a, b in pairs:
+        names = [s["name"] for s in runs[a][2]["scenarios"]]
+        for name in names:
+            configs = next(s for s in runs[a][2]["scenarios"] if s["name"] == name)["configs"].keys()
+            for config in configs:
+                (first, ua), (second, ub) = latency_points(runs[a][2], name, config), \
+                    latency_points(runs[b][2], name, config)
+                if ua and ub:
+                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | one at a time | "
+                                f"{ua[0]:.2f} | {ub[0]:.2f} | {ua[1]:.2f} | {ub[1]:.2f} |")
+                for rate in sorted(set(first) & set(second))[:LOW_RATES]:
+                    p50a = statistics.median(v[0] for v in first[rate])
+                    p50b = statistics.median(v[0] for v in second[rate])
+                    p99a = statistics.median(v[1] for v in first[rate])
+                    p99b = statistics.median(v[1] for v in second[rate])
+                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {p50a:.2f} | "
+                                f"{p50b:.2f} | {p99a:.2f} | {p99b:.2f} |")
+    if not rows:
+        return []
+    return ["", f"Latency at low load (ms): one request at a time (the closed loop before each sweep) and the "
+            f"{LOW_RATES} lowest offered rates both runs of a pair measured (median over the points at a rate):",
+            "", "| pair | scenario | configuration | offered rate (req/s) | p50, first | p50, second | p99, first | "
+            "p99, second |", "|---|---|---|---:|---:|---:|---:|---:|"] + rows
 
 
 if __name__ == "__main__":
