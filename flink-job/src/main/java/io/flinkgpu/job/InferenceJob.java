@@ -345,7 +345,7 @@ public final class InferenceJob {
     }
 
     /** A sink of responses to {@code topic}, each encoded with {@link #encodeBounded}. */
-    private static KafkaSink<InferenceResponse> responseSink(String bootstrap, Map<String, String> kafkaProperties,
+    static KafkaSink<InferenceResponse> responseSink(String bootstrap, Map<String, String> kafkaProperties,
             boolean exactlyOnce, int maxRecordBytes, WireCodec codec, String topic, String transactionalIdPrefix) {
         return KafkaSink.<InferenceResponse>builder()
                 .setBootstrapServers(bootstrap)

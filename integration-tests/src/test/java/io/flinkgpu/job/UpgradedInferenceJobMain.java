@@ -9,6 +9,7 @@ import io.flinkgpu.inference.protocol.InferenceResponse;
 import io.flinkgpu.inference.protocol.WireCodec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -85,21 +86,22 @@ public final class UpgradedInferenceJobMain {
         int maxRecordBytes = (int) Math.min(Integer.MAX_VALUE, config.get(InferenceJobOptions.MAX_RECORD_SIZE).getBytes());
         WireCodec codec = config.get(InferenceJobOptions.RESPONSES_FORMAT).writer();
         String responsesTopic = config.get(InferenceJobOptions.RESPONSES_TOPIC);
+        Map<String, String> kafkaProperties = InferenceJob.kafkaClientProperties(config);
+        audited.sinkTo(InferenceJob.responseSink(bootstrap, kafkaProperties, false, maxRecordBytes, codec,
+                        responsesTopic, "gpu-inference-responses"))
+                .setParallelism(audited.getParallelism())
+                .uid(InferenceJob.UID_RESPONSE_SINK)
+                .name("Kafka responses");
+        requests.getSideOutput(RequestParser.ERROR_RESPONSES)
+                .sinkTo(InferenceJob.responseSink(bootstrap, kafkaProperties, false, maxRecordBytes, codec,
+                        responsesTopic, "gpu-inference-error-responses"))
+                .setParallelism(requests.getParallelism())
+                .uid(InferenceJob.UID_ERROR_RESPONSE_SINK)
+                .name("Kafka error responses");
+
         Properties producer = new Properties();
         producer.setProperty("max.request.size", String.valueOf(maxRecordBytes));
         producer.setProperty("linger.ms", "2");
-        audited.union(requests.getSideOutput(RequestParser.ERROR_RESPONSES))
-                .sinkTo(KafkaSink.<InferenceResponse>builder()
-                        .setBootstrapServers(bootstrap)
-                        .setKafkaProducerConfig(producer)
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                        .setRecordSerializer((KafkaRecordSerializationSchema<InferenceResponse>) (r, ctx, ts) ->
-                                new ProducerRecord<>(responsesTopic, r.id().getBytes(StandardCharsets.UTF_8),
-                                        InferenceJob.encodeBounded(codec, r, maxRecordBytes)))
-                        .build())
-                .uid(InferenceJob.UID_RESPONSE_SINK)
-                .name("Kafka responses");
-
         String deadLetterTopic = config.get(InferenceJobOptions.DEAD_LETTER_TOPIC);
         requests.getSideOutput(RequestParser.DEAD_LETTERS)
                 .union(responses.getSideOutput(GpuInference.REFUSED).map(DeadLetter::of,
