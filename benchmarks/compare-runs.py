@@ -133,29 +133,33 @@ def job_points(run, scenario, config):
     return out
 
 
+def pair_configs(runs, pairs):
+    """(first run's index, second's, scenario, configuration) for every configuration of each pair's first run."""
+    for a, b in pairs:
+        for s in runs[a][2]["scenarios"]:
+            for config in s["configs"]:
+                yield a, b, s["name"], config
+
+
 def job_cpu_table(runs, pairs):
     """The job's own CPU per request (its threads except the inference execution threads) at each
     offered rate both runs of a pair measured: what a change to the pipeline's code saves, without
     the broker's and the load generator's share."""
     rows = []
-    for a, b in pairs:
-        names = [s["name"] for s in runs[a][2]["scenarios"]]
-        for name in names:
-            configs = next(s for s in runs[a][2]["scenarios"] if s["name"] == name)["configs"].keys()
-            for config in configs:
-                first, second = job_points(runs[a][2], name, config), job_points(runs[b][2], name, config)
-                ratios = []
-                for rate in sorted(set(first) & set(second)):
-                    fa = statistics.median(v[0] for v in first[rate])
-                    fb = statistics.median(v[0] for v in second[rate])
-                    ma = statistics.median(v[1] for v in first[rate])
-                    mb = statistics.median(v[1] for v in second[rate])
-                    ratios.append(fb / fa)
-                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {fa:.0f} | {fb:.0f} | "
-                                f"{fb / fa:.2f} | {ma:.0f} | {mb:.0f} |")
-                if ratios:
-                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | median over rates | | | "
-                                f"**{statistics.median(ratios):.2f}** | | |")
+    for a, b, name, config in pair_configs(runs, pairs):
+        first, second = job_points(runs[a][2], name, config), job_points(runs[b][2], name, config)
+        ratios = []
+        for rate in sorted(set(first) & set(second)):
+            fa = statistics.median(v[0] for v in first[rate])
+            fb = statistics.median(v[0] for v in second[rate])
+            ma = statistics.median(v[1] for v in first[rate])
+            mb = statistics.median(v[1] for v in second[rate])
+            ratios.append(fb / fa)
+            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {fa:.0f} | {fb:.0f} | "
+                        f"{fb / fa:.2f} | {ma:.0f} | {mb:.0f} |")
+        if ratios:
+            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | median over rates | | | "
+                        f"**{statistics.median(ratios):.2f}** | | |")
     if not rows:
         return []
     return ["", "The job's own CPU per answered request (microseconds: the job's threads except the inference "
@@ -185,23 +189,19 @@ def latency_table(runs, pairs):
     runs of a pair measured (p50 and p99, ms), where the pipeline's fixed delays show rather than
     queueing."""
     rows = []
-    for a, b in pairs:
-        names = [s["name"] for s in runs[a][2]["scenarios"]]
-        for name in names:
-            configs = next(s for s in runs[a][2]["scenarios"] if s["name"] == name)["configs"].keys()
-            for config in configs:
-                (first, ua), (second, ub) = latency_points(runs[a][2], name, config), \
-                    latency_points(runs[b][2], name, config)
-                if ua and ub:
-                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | one at a time | "
-                                f"{ua[0]:.2f} | {ub[0]:.2f} | {ua[1]:.2f} | {ub[1]:.2f} |")
-                for rate in sorted(set(first) & set(second))[:LOW_RATES]:
-                    p50a = statistics.median(v[0] for v in first[rate])
-                    p50b = statistics.median(v[0] for v in second[rate])
-                    p99a = statistics.median(v[1] for v in first[rate])
-                    p99b = statistics.median(v[1] for v in second[rate])
-                    rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {p50a:.2f} | "
-                                f"{p50b:.2f} | {p99a:.2f} | {p99b:.2f} |")
+    for a, b, name, config in pair_configs(runs, pairs):
+        (first, ua), (second, ub) = latency_points(runs[a][2], name, config), \
+            latency_points(runs[b][2], name, config)
+        if ua and ub:
+            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | one at a time | "
+                        f"{ua[0]:.2f} | {ub[0]:.2f} | {ua[1]:.2f} | {ub[1]:.2f} |")
+        for rate in sorted(set(first) & set(second))[:LOW_RATES]:
+            p50a = statistics.median(v[0] for v in first[rate])
+            p50b = statistics.median(v[0] for v in second[rate])
+            p99a = statistics.median(v[1] for v in first[rate])
+            p99b = statistics.median(v[1] for v in second[rate])
+            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {p50a:.2f} | "
+                        f"{p50b:.2f} | {p99a:.2f} | {p99b:.2f} |")
     if not rows:
         return []
     return ["", f"Latency at low load (ms): one request at a time (the closed loop before each sweep) and the "
