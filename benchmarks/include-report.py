@@ -4,9 +4,16 @@ typed by hand. Everything between <!-- generated:NAME:begin --> and <!-- generat
 is replaced by the run's header lines, and per scenario its ceiling and configuration tables,
 plots and targets (the "Every point" tables stay in the run's report.md, which is linked).
 
+With --targets it renders instead one table of the inference scenarios' pass/fail targets from
+one or more summary.json files side by side (one column per file, labelled LABEL=FILE), so that a
+reading across runs quotes generated values too.
+
 Usage, from the repository root:
   python3 benchmarks/include-report.py docs/BENCHMARKS.md full docs/benchmarks/full/report.md
+  python3 benchmarks/include-report.py docs/BENCHMARKS.md targets --targets \
+      "CPU, full run=docs/benchmarks/summary.json" "simulated GPU=docs/benchmarks/simulated/summary.json"
 """
+import json
 import os
 import re
 import sys
@@ -56,15 +63,69 @@ def render(report_path, doc_path):
     return "\n".join(lines).strip() + "\n"
 
 
-def main():
-    doc, name, report = sys.argv[1:4]
+INFERENCE_SCENARIOS = ("image", "recommendation", "nlp")
+
+
+def targets_table(labelled, doc_path):
+    """One row per (scenario, target) with a pass/fail goal, one column per summary file: the
+    measured value and whether it passed. The first row of a (scenario, target) in a file is
+    taken (the DataStream job's; the SQL targets have names of their own)."""
+    runs, rows = [], []
+    for label, path in labelled:
+        summary = json.load(open(path, encoding="utf-8"))
+        link = os.path.relpath(path, os.path.dirname(doc_path))
+        runs.append((label, summary, link))
+        for t in summary["targets"]:
+            key = (t.get("scenario"), t.get("target"))
+            if key[0] in INFERENCE_SCENARIOS and t.get("pass") is not None and key not in rows:
+                rows.append(key)
+    order = {s: i for i, s in enumerate(INFERENCE_SCENARIOS)}
+    rows.sort(key=lambda k: order[k[0]])  # stable: each scenario's targets in the harness's order
+    lines = ["Generated from " + ", ".join(f"[{label}]({link}) (run `{summary['run_id']}`)"
+                                           for label, summary, link in runs)
+             + " by `benchmarks/include-report.py --targets`; **bold** is a pass.", "",
+             "| scenario | target | goal | " + " | ".join(label for label, _, _ in runs) + " |",
+             "|---|---|---|" + "---|" * len(runs)]
+    for scenario, target in rows:
+        goals, cells = [], []
+        for _, summary, _ in runs:
+            found = next((t for t in summary["targets"]
+                          if t.get("scenario") == scenario and t.get("target") == target), None)
+            if found is None or found.get("measured") is None:
+                cells.append("not measured")
+                continue
+            goal = found.get("goal") or "information"
+            if goal not in goals:
+                goals.append(goal)
+            value = f"{found['measured']:.2f}"
+            if found.get("pass") is None:
+                cells.append(value + " (information)")
+            else:
+                cells.append(f"**{value}**" if found["pass"] else value + " (fail)")
+        lines.append(f"| {scenario} | `{target}` | {' / '.join(goals)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def replace_block(doc, name, body):
     content = open(doc, encoding="utf-8").read()
     begin, end = f"<!-- generated:{name}:begin -->", f"<!-- generated:{name}:end -->"
     if begin not in content or end not in content:
         sys.exit(f"{doc} has no {begin} ... {end} markers")
     head, rest = content.split(begin, 1)
     _, tail = rest.split(end, 1)
-    open(doc, "w", encoding="utf-8").write(head + begin + "\n" + render(report, doc) + end + tail)
+    open(doc, "w", encoding="utf-8").write(head + begin + "\n" + body + end + tail)
+
+
+def main():
+    if len(sys.argv) > 3 and sys.argv[3] == "--targets":
+        doc, name = sys.argv[1:3]
+        labelled = [arg.split("=", 1) for arg in sys.argv[4:]]
+        if not labelled or any(len(pair) != 2 for pair in labelled):
+            sys.exit("--targets takes LABEL=summary.json arguments")
+        replace_block(doc, name, targets_table(labelled, doc))
+        return
+    doc, name, report = sys.argv[1:4]
+    replace_block(doc, name, render(report, doc))
 
 
 if __name__ == "__main__":

@@ -137,7 +137,27 @@ public final class Report {
                     + "system; rerun on an idle machine");
         }
         summary.put("targets", mergedTargets(publishDir.resolve(SUMMARY_FILE), doc.get("targets")));
-        mapper().writeValue(publishDir.resolve(SUMMARY_FILE).toFile(), summary);
+        Path file = summaryFile(publishDir, mode);
+        mapper().writeValue(file.toFile(), summary);
+        if (!file.equals(publishDir.resolve(SUMMARY_FILE))) {
+            System.out.println("summary.json of this " + mode + " run: " + file + " (" + publishDir.resolve(SUMMARY_FILE)
+                    + " stays the full run's)");
+        }
+    }
+
+    /**
+     * Where a run's summary goes: {@code DIR/summary.json}, unless that file is a full run's and
+     * this run is not one; then {@code DIR/<mode>/summary.json} beside the run's files, so that a
+     * quick run published to the same folder never replaces the full run's targets. It still
+     * carries the other tools' targets from {@code DIR/summary.json}, so it reads alone.
+     */
+    static Path summaryFile(Path publishDir, String mode) throws IOException {
+        Path top = publishDir.resolve(SUMMARY_FILE);
+        if (!"full".equals(mode) && Files.isRegularFile(top)
+                && "full".equals(mapper().readValue(top.toFile(), Map.class).get("mode"))) {
+            return publishDir.resolve(mode).resolve(SUMMARY_FILE);
+        }
+        return top;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.flinkgpu.bench.report;
 
+import io.flinkgpu.bench.load.PointResult;
 import io.flinkgpu.bench.sut.Ceiling;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,5 +54,39 @@ public final class Roofline {
             }
         }
         return raw.get(raw.size() - 1).samplesPerSecond();
+    }
+
+    /**
+     * The lowest offered rate above {@code goodput} at which an open-loop point failed: the upper
+     * end of the bracket the sweep put goodput in ({@code goodput <= true capacity < this}).
+     * Infinity when no rate above goodput failed: the sweep stopped at its cap or point budget
+     * still passing, so goodput is only a lower bound.
+     */
+    public static double firstFailAbove(List<PointResult> points, double goodput) {
+        double fail = Double.POSITIVE_INFINITY;
+        for (PointResult p : points) {
+            if (p.mode().equals("open") && !p.pass() && p.offered() > goodput) {
+                fail = Math.min(fail, p.offered());
+            }
+        }
+        return fail;
+    }
+
+    /**
+     * The range {@code goodput / R} can take within both sweeps' resolution: the job's capacity
+     * lies in {@code [job, jobFail)} and the passthrough's in {@code [passthrough, passthroughFail)},
+     * so the share lies between {@code job / R(passthroughFail)} and {@code jobFail / R(passthrough)}.
+     * An infinite {@code passthroughFail} (the passthrough never failed) puts R's upper end at the
+     * ceiling itself; an infinite {@code jobFail} leaves the share unbounded above. NaN at both ends
+     * where R is not defined.
+     */
+    public static double[] shareRange(double job, double jobFail, double passthrough, double passthroughFail,
+            double ceiling) {
+        double low = bound(passthrough, ceiling);
+        if (Double.isNaN(low)) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        double high = Double.isInfinite(passthroughFail) ? ceiling : bound(passthroughFail, ceiling);
+        return new double[] {job / high, jobFail / low};
     }
 }

@@ -305,8 +305,23 @@ public final class Targets {
         double share = r.goodput() / bound;
         t.put("measured", share);
         t.put("pass", share >= ROOFLINE_GOAL);
+        // Both goodputs are the highest passing rate of a geometric grid, so each is known only
+        // to lie between it and the next rate that failed: say how far that lets the share move.
+        double jobFail = Roofline.firstFailAbove(r.sweep.points(), r.goodput());
+        double passthroughFail = Roofline.firstFailAbove(floor.sweep.points(), passthrough);
+        double[] range = Roofline.shareRange(r.goodput(), jobFail, passthrough, passthroughFail, ceilingAt);
+        t.put("goodput_first_failing_rate", Double.isInfinite(jobFail) ? null : jobFail);
+        t.put("passthrough_first_failing_rate", Double.isInfinite(passthroughFail) ? null : passthroughFail);
+        t.put("share_low", range[0]);
+        t.put("share_high", Double.isInfinite(range[1]) ? null : range[1]);
+        String within = range[0] >= ROOFLINE_GOAL ? "passes anywhere within it"
+                : range[1] < ROOFLINE_GOAL ? "fails anywhere within it" : "the goal lies within it";
         t.put("detail", String.format("%.0f req/s vs R %.0f (passthrough %.0f req/s, ceiling %.0f samples/s at mean "
-                + "batch %.1f)", r.goodput(), bound, passthrough, ceilingAt, batch));
+                        + "batch %.1f); the sweeps' grids place goodput / R between %.2f and %s: %s%s",
+                r.goodput(), bound, passthrough, ceilingAt, batch, range[0],
+                Double.isInfinite(range[1]) ? "unbounded (the job never failed)" : String.format("%.2f", range[1]),
+                within, Double.isInfinite(passthroughFail)
+                        ? "; the passthrough passed every rate it was offered, so R is a lower bound" : ""));
         return t;
     }
 

@@ -3,6 +3,7 @@ package io.flinkgpu.bench.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.flinkgpu.bench.load.PointResult;
 import io.flinkgpu.bench.sut.Ceiling;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -36,5 +37,37 @@ class RooflineTest {
         assertThat(Roofline.bound(0, 4500)).isNaN();
         assertThat(Roofline.bound(4500, Double.NaN)).isNaN();
         assertThat(Roofline.bound(Double.POSITIVE_INFINITY, 4500)).isNaN();
+    }
+
+    private static PointResult point(String mode, double rate, boolean pass) {
+        return new PointResult(mode, rate, 1, 10, 10, 0, 0, 0, rate, 1, 1, 1, 1, 1, 1, 1, 50, 1, pass, true, List.of(),
+                1, 0, 0, List.of(), 1, 0, null, List.of());
+    }
+
+    @Test
+    void aGoodputIsBracketedByTheLowestRateAboveItThatFailed() {
+        // the grid walked 1000, 2000, 4000 (failed twice), then bisected at 2828 (failed)
+        List<PointResult> points = List.of(point("open", 1000, true), point("open", 2000, true),
+                point("open", 4000, false), point("open", 4000, false), point("open", 2828, false),
+                point("closed", 2500, false)); // a closed-loop point is no rate
+        assertThat(Roofline.firstFailAbove(points, 2000)).isEqualTo(2828);
+        // a failure below goodput (a retried point that then passed) does not bound it
+        assertThat(Roofline.firstFailAbove(List.of(point("open", 1000, false), point("open", 1000, true),
+                point("open", 2000, true)), 2000)).isInfinite();
+    }
+
+    @Test
+    void theSharesRangeFollowsBothSweepsResolution() {
+        // job in [3000, 4000), passthrough in [6000, 8000), ceiling 12000
+        double[] range = Roofline.shareRange(3000, 4000, 6000, 8000, 12_000);
+        assertThat(range[0]).isCloseTo(3000 / Roofline.bound(8000, 12_000), within(1e-9)); // 0.625
+        assertThat(range[1]).isCloseTo(4000 / Roofline.bound(6000, 12_000), within(1e-9)); // 1.0
+        assertThat(range[0]).isLessThan(3000 / Roofline.bound(6000, 12_000)).isLessThan(range[1]);
+        // a passthrough that never failed: R is at most the ceiling itself
+        assertThat(Roofline.shareRange(3000, 4000, 6000, Double.POSITIVE_INFINITY, 12_000)[0])
+                .isCloseTo(3000 / 12_000.0, within(1e-9));
+        // a job that never failed: no upper end
+        assertThat(Roofline.shareRange(3000, Double.POSITIVE_INFINITY, 6000, 8000, 12_000)[1]).isInfinite();
+        assertThat(Roofline.shareRange(3000, 4000, 0, 8000, 12_000)).containsOnly(Double.NaN);
     }
 }

@@ -32,4 +32,18 @@ class SummaryMergeTest {
         assertThat(names).containsExactly("tenant_shares_3_to_1", "zipf", "new");
         assertThat(Report.mergedTargets(dir.resolve("absent.json"), List.of())).isEmpty();
     }
+
+    @Test
+    void aShorterRunNeverReplacesAFullRunsSummary() throws Exception {
+        // nothing published yet, or a quick run's summary: this run's goes on top
+        assertThat(Report.summaryFile(dir, "quick")).isEqualTo(dir.resolve("summary.json"));
+        Files.writeString(dir.resolve("summary.json"), "{\"mode\": \"quick\", \"targets\": []}");
+        assertThat(Report.summaryFile(dir, "quick")).isEqualTo(dir.resolve("summary.json"));
+        assertThat(Report.summaryFile(dir, "full")).isEqualTo(dir.resolve("summary.json"));
+        // a full run's summary on top: a quick run's goes beside its own files
+        Files.writeString(dir.resolve("summary.json"), "{\"mode\": \"full\", \"targets\": []}");
+        assertThat(Report.summaryFile(dir, "quick")).isEqualTo(dir.resolve("quick").resolve("summary.json"));
+        assertThat(Report.summaryFile(dir, "smoke")).isEqualTo(dir.resolve("smoke").resolve("summary.json"));
+        assertThat(Report.summaryFile(dir, "full")).isEqualTo(dir.resolve("summary.json"));
+    }
 }
