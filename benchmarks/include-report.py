@@ -66,6 +66,23 @@ def render(report_path, doc_path):
 INFERENCE_SCENARIOS = ("image", "recommendation", "nlp")
 
 
+def shown(measured, goal, passed):
+    """The measured value to two decimals, or to as many more (up to four) as it takes for the
+    rounded value to read on the same side of the goal as the target's pass or fail (0.989
+    against >= 0.99 is not shown as 0.99)."""
+    m = re.fullmatch(r"\s*(>=|<=|>|<)\s*([0-9.]+)\s*", goal) if isinstance(goal, str) else None
+    for digits in (2, 3, 4):
+        value = f"{measured:.{digits}f}"
+        if m is None or passed is None:
+            return value
+        op, bound = m.group(1), float(m.group(2))
+        v = float(value)
+        reads = {">=": v >= bound, "<=": v <= bound, ">": v > bound, "<": v < bound}[op]
+        if reads == passed:
+            return value
+    return value
+
+
 def targets_table(labelled, doc_path):
     """One row per (scenario, target) with a pass/fail goal, one column per summary file: the
     measured value and whether it passed. The first row of a (scenario, target) in a file is
@@ -83,7 +100,9 @@ def targets_table(labelled, doc_path):
     rows.sort(key=lambda k: order[k[0]])  # stable: each scenario's targets in the harness's order
     lines = ["Generated from " + ", ".join(f"[{label}]({link}) (run `{summary['run_id']}`)"
                                            for label, summary, link in runs)
-             + " by `benchmarks/include-report.py --targets`; **bold** is a pass.", "",
+             + " by `benchmarks/include-report.py --targets`; **bold** is a pass. Where a"
+             " roofline entry gives the range that its sweeps' grids leave the share in, it follows"
+             " the value.", "",
              "| scenario | target | goal | " + " | ".join(label for label, _, _ in runs) + " |",
              "|---|---|---|" + "---|" * len(runs)]
     for scenario, target in rows:
@@ -97,11 +116,14 @@ def targets_table(labelled, doc_path):
             goal = found.get("goal") or "information"
             if goal not in goals:
                 goals.append(goal)
-            value = f"{found['measured']:.2f}"
+            value = shown(found["measured"], found.get("goal"), found.get("pass"))
             if found.get("pass") is None:
-                cells.append(value + " (information)")
+                cell = value + " (information)"
             else:
-                cells.append(f"**{value}**" if found["pass"] else value + " (fail)")
+                cell = f"**{value}**" if found["pass"] else value + " (fail)"
+            if found.get("share_low") is not None and found.get("share_high") is not None:
+                cell += f"; the grids allow {found['share_low']:.2f}-{found['share_high']:.2f}"
+            cells.append(cell)
         lines.append(f"| {scenario} | `{target}` | {' / '.join(goals)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
