@@ -91,25 +91,27 @@ def targets_table(labelled, doc_path):
     for label, path in labelled:
         summary = json.load(open(path, encoding="utf-8"))
         link = os.path.relpath(path, os.path.dirname(doc_path))
-        runs.append((label, summary, link))
-        for t in summary["targets"]:
+        # a summary keeps targets merged in from earlier runs; a column shows its own run's only
+        own = [t for t in summary["targets"]
+               if t.get("scenario") in INFERENCE_SCENARIOS and t.get("run") == summary["run_id"]]
+        runs.append((label, summary, link, own))
+        for t in own:
             key = (t.get("scenario"), t.get("target"))
-            if key[0] in INFERENCE_SCENARIOS and t.get("pass") is not None and key not in rows:
+            if t.get("pass") is not None and key not in rows:
                 rows.append(key)
     order = {s: i for i, s in enumerate(INFERENCE_SCENARIOS)}
     rows.sort(key=lambda k: order[k[0]])  # stable: each scenario's targets in the harness's order
     lines = ["Generated from " + ", ".join(f"[{label}]({link}) (run `{summary['run_id']}`)"
-                                           for label, summary, link in runs)
+                                           for label, summary, link, _ in runs)
              + " by `benchmarks/include-report.py --targets`; **bold** is a pass. Where a"
              " roofline entry gives the range that its sweeps' grids leave the share in, it follows"
              " the value.", "",
-             "| scenario | target | goal | " + " | ".join(label for label, _, _ in runs) + " |",
+             "| scenario | target | goal | " + " | ".join(label for label, _, _, _ in runs) + " |",
              "|---|---|---|" + "---|" * len(runs)]
     for scenario, target in rows:
         goals, cells = [], []
-        for _, summary, _ in runs:
-            found = next((t for t in summary["targets"]
-                          if t.get("scenario") == scenario and t.get("target") == target), None)
+        for _, _, _, own in runs:
+            found = next((t for t in own if t.get("scenario") == scenario and t.get("target") == target), None)
             if found is None or found.get("measured") is None:
                 cells.append("not measured")
                 continue
