@@ -7,6 +7,9 @@ import io.flinkgpu.bench.run.BenchmarkRunner.ConfigResult;
 import io.flinkgpu.bench.run.BenchmarkRunner.ScenarioResult;
 import io.flinkgpu.bench.run.BenchmarkSettings;
 import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.scenario.ImageScenario;
+import io.flinkgpu.bench.scenario.NlpScenario;
+import io.flinkgpu.bench.scenario.RecommendationScenario;
 import io.flinkgpu.bench.sut.Ceiling;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -15,10 +18,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /** The run's result file (JSON), report (Markdown + PNG plots) and, when published, summary.json. */
 public final class Report {
@@ -41,7 +46,7 @@ public final class Report {
             Map<String, String> userOptions) throws IOException {
         Files.createDirectories(dir);
         List<Map<String, Object>> targets = Targets.evaluate(results, runId,
-                "simulated".equalsIgnoreCase(userOptions.getOrDefault("inference.device.type", "")));
+                "simulated".equalsIgnoreCase(userOptions.getOrDefault("inference.device.type", "")), userOptions);
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("run_id", runId);
         doc.put("mode", settings.mode());
@@ -136,8 +141,9 @@ public final class Report {
                     + "more than " + PointResult.CONTENDED_OTHER_CORES + " cores: these numbers understate the "
                     + "system; rerun on an idle machine");
         }
-        summary.put("targets", mergedTargets(publishDir.resolve(SUMMARY_FILE), doc.get("targets")));
         Path file = summaryFile(publishDir, mode);
+        boolean beside = !file.equals(publishDir.resolve(SUMMARY_FILE));
+        summary.put("targets", mergedTargets(publishDir.resolve(SUMMARY_FILE), doc.get("targets"), beside));
         mapper().writeValue(file.toFile(), summary);
         if (!file.equals(publishDir.resolve(SUMMARY_FILE))) {
             System.out.println("summary.json of this " + mode + " run: " + file + " (" + publishDir.resolve(SUMMARY_FILE)
@@ -160,14 +166,28 @@ public final class Report {
         return top;
     }
 
+    /** The scenarios whose targets this harness writes (the inference scenarios, and "all" for run-wide ones). */
+    static final Set<String> HARNESS_SCENARIOS = Set.of(ImageScenario.NAME,
+            RecommendationScenario.NAME, NlpScenario.NAME, NlpScenario.NAME_INT8, Targets.ALL_SCENARIOS);
+
     /**
      * This run's targets, after the existing summary's targets of every other scenario (written
      * by other runs or by the QoS, cache and coordinator tools; each carries its own run).
      */
-    @SuppressWarnings("unchecked")
     static List<Object> mergedTargets(Path summaryFile, Object runTargets) throws IOException {
+        return mergedTargets(summaryFile, runTargets, false);
+    }
+
+    /**
+     * As {@link #mergedTargets(Path, Object)}; with {@code otherToolsOnly} (a summary written beside
+     * a full run's, see {@link #summaryFile}) the existing summary gives only the other tools'
+     * targets, never an earlier harness run's targets of scenarios this run did not measure: such a
+     * summary describes its own run and the tools around it.
+     */
+    @SuppressWarnings("unchecked")
+    static List<Object> mergedTargets(Path summaryFile, Object runTargets, boolean otherToolsOnly) throws IOException {
         List<Object> mine = runTargets instanceof List<?> l ? (List<Object>) l : List.of();
-        java.util.Set<Object> scenarios = new java.util.HashSet<>();
+        Set<Object> scenarios = new HashSet<>();
         for (Object t : mine) {
             scenarios.add(((Map<String, Object>) t).get("scenario"));
         }
@@ -176,7 +196,8 @@ public final class Report {
             Map<String, Object> existing = mapper().readValue(summaryFile.toFile(), Map.class);
             if (existing.get("targets") instanceof List<?> old) {
                 for (Object t : old) {
-                    if (t instanceof Map<?, ?> m && !scenarios.contains(m.get("scenario"))) {
+                    if (t instanceof Map<?, ?> m && !scenarios.contains(m.get("scenario"))
+                            && !(otherToolsOnly && HARNESS_SCENARIOS.contains(m.get("scenario")))) {
                         out.add(t);
                     }
                 }

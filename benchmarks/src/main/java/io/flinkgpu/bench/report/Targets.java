@@ -13,15 +13,22 @@ import java.util.Map;
 
 /** The benchmark targets, evaluated from measured results only. */
 public final class Targets {
+    /** The scenario of run-wide targets (not of one inference scenario). */
+    public static final String ALL_SCENARIOS = "all";
+
     private Targets() {}
 
     public static List<Map<String, Object>> evaluate(List<ScenarioResult> scenarios, String runId) {
-        return evaluate(scenarios, runId, false);
+        return evaluate(scenarios, runId, false, Map.of());
     }
 
-    /** {@code simulatedGpu}: the run's jobs and ceiling ran on a simulated GPU (its targets are the GPU gains). */
+    /**
+     * {@code simulatedGpu}: the run's jobs and ceiling ran on a simulated GPU (its targets are the GPU
+     * gains); {@code userOptions}: the -D options applied to every job (for the execution threads a
+     * configuration ran with where its own options do not set them).
+     */
     public static List<Map<String, Object>> evaluate(List<ScenarioResult> scenarios, String runId,
-            boolean simulatedGpu) {
+            boolean simulatedGpu, Map<String, String> userOptions) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (ScenarioResult s : scenarios) {
             double c1 = ceiling(s, 1);
@@ -89,8 +96,14 @@ public final class Targets {
                 // batch size the job ran at, and, for information, vs the ceiling alone
                 if (r.sweep != null && r.sweep.atGoodput() != null && c1 > 0) {
                     double batch = r.sweep.atGoodput().meanBatch();
-                    double ceilingAt = interpolate(s, Double.isNaN(batch) ? 1 : batch);
-                    out.add(roofline(s, r, label, runId, batch, ceilingAt));
+                    // the ceiling is one session on one core; a job running k batches at once on the
+                    // CPU can use up to k cores for inference, so its bound counts k ceilings
+                    int sessions = simulatedGpu ? 1 : parallelSessions(r.config.options(), userOptions,
+                            Runtime.getRuntime().availableProcessors());
+                    double ceilingAt = sessions * interpolate(s, Double.isNaN(batch) ? 1 : batch);
+                    Map<String, Object> roof = roofline(s, r, label, runId, batch, ceilingAt);
+                    roof.put("ceiling_sessions", sessions);
+                    out.add(roof);
                     Map<String, Object> t = target(s, "e2e_goodput_vs_ceiling", label, runId);
                     t.put("description", "goodput / raw ONNX Runtime samples/s at the mean batch size the job ran at "
                             + "its goodput (interpolated between measured batch sizes); information only: the "
@@ -108,7 +121,7 @@ public final class Targets {
                 // 3. low load: p99 at 10% of capacity vs single-request service time
                 PointResult low = r.extra.get("at_10pct_of_capacity");
                 if (low != null && off != null && off.unloaded != null && hasClasses(low, off.unloaded)) {
-                    out.add(lowLoadByClass(s, label, runId, low, off.unloaded));
+                    out.add(withPassthroughFloor(lowLoadByClass(s, label, runId, low, off.unloaded), s, low));
                 } else if (low != null && off != null && off.unloaded != null) {
                     double service = off.unloaded.p50();
                     Map<String, Object> t = target(s, "low_load_p99_vs_service_time", label, runId);
@@ -119,7 +132,7 @@ public final class Targets {
                     t.put("pass", low.p99() / service <= 1.5);
                     t.put("detail", String.format("p99 %.2f ms at %.0f req/s; service time %.2f ms", low.p99(),
                             low.offered(), service));
-                    out.add(t);
+                    out.add(withPassthroughFloor(t, s, low));
                 }
                 // 4. SLO attainment at 80% of capacity
                 PointResult high = r.extra.get("at_80pct_of_capacity");
@@ -174,7 +187,7 @@ public final class Targets {
                     + "not part of this run; add them with --scenarios=...,nlp,nlp-int8"));
         }
         if (!simulatedGpu) {
-            out.add(notMeasured("all", "gpu_simulated_device_gains", "This run used the CPU. The batching gains on a "
+            out.add(notMeasured(ALL_SCENARIOS, "gpu_simulated_device_gains", "This run used the CPU. The batching gains on a "
                     + "GPU come from a run with -Dinference.device.type=simulated "
                     + "-Dinference.device.simulated.speed=A+B*b, whose ceiling and jobs run on the simulated device "
                     + "(published separately, e.g. docs/benchmarks/simulated/)"));
@@ -285,7 +298,8 @@ public final class Targets {
             double ceilingAt) {
         Map<String, Object> t = target(s, "goodput_vs_roofline", label, runId);
         t.put("description", "goodput / R, R = 1 / (1/passthrough goodput + 1/raw ONNX Runtime samples/s at the "
-                + "mean batch size the job ran at its goodput): the pipeline's cost and inference's added up");
+                + "mean batch size the job ran at its goodput, times the batches it ran at once on the CPU "
+                + "(ceiling_sessions)): the pipeline's cost and inference's added up");
         ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
         double passthrough = floor == null ? 0 : floor.goodput();
         double bound = Roofline.bound(passthrough, ceilingAt);
@@ -323,6 +337,25 @@ public final class Targets {
                 within, Double.isInfinite(passthroughFail)
                         ? "; the passthrough passed every rate it was offered, so R is a lower bound" : ""));
         return t;
+    }
+
+    /**
+     * How many ONNX Runtime sessions a job configuration ran at once on the CPU: its
+     * inference.execution-threads (its own options, else the run's -D options, else 1), at most
+     * {@code cores}.
+     */
+    static int parallelSessions(Map<String, String> options, Map<String, String> userOptions, int cores) {
+        String key = io.flinkgpu.inference.operator.GpuInferenceOptions.EXECUTION_THREADS.key();
+        String v = options.getOrDefault(key, userOptions.get(key));
+        int threads = 1;
+        if (v != null) {
+            try {
+                threads = Integer.parseInt(v.trim());
+            } catch (NumberFormatException e) {
+                threads = 1;
+            }
+        }
+        return Math.max(1, Math.min(threads, cores));
     }
 
     /** CPU-microseconds per answered request at a configuration's goodput, split by thread (information). */
@@ -405,6 +438,53 @@ public final class Targets {
                     service.p50()));
         }
         return perClass;
+    }
+
+    /**
+     * Adds to a low_load_p99_vs_service_time entry the same ratio for Flink and Kafka alone: the
+     * passthrough's p99 at its sweep point nearest {@code low}'s rate (within a factor of 2) over
+     * its own p50 one request at a time, as {@code passthrough_floor} and at the end of the detail.
+     * Information only: where the floor itself is over the goal, the host's scheduling and the
+     * broker set the tail, not inference.
+     */
+    static Map<String, Object> withPassthroughFloor(Map<String, Object> t, ScenarioResult s, PointResult low) {
+        ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
+        Map<String, Object> f = floor == null || floor.sweep == null ? null
+                : passthroughFloor(floor.unloaded, floor.sweep.points(), low.offered());
+        if (f != null) {
+            t.put("passthrough_floor", f);
+            t.put("detail", t.get("detail") + String.format("; Flink and Kafka alone (passthrough) at %.0f req/s: "
+                    + "p99 %.2f ms / its own service time %.2f ms = %.2f", f.get("rate"), f.get("p99_ms"),
+                    f.get("service_time_ms"), f.get("ratio")));
+        }
+        return t;
+    }
+
+    /**
+     * The passthrough's p99 at its open-loop point nearest {@code rate} (within a factor of 2) over
+     * its p50 one request at a time ({@code unloaded}): rate, p99_ms, service_time_ms, ratio; null
+     * where it has no such point.
+     */
+    static Map<String, Object> passthroughFloor(PointResult unloaded, List<PointResult> points, double rate) {
+        if (unloaded == null || !(unloaded.p50() > 0)) {
+            return null;
+        }
+        PointResult nearest = null;
+        for (PointResult p : points) {
+            if ("open".equals(p.mode()) && p.answered() > 0 && (nearest == null
+                    || Math.abs(Math.log(p.offered() / rate)) < Math.abs(Math.log(nearest.offered() / rate)))) {
+                nearest = p;
+            }
+        }
+        if (nearest == null || Math.abs(Math.log(nearest.offered() / rate)) > Math.log(2) + 1e-9) {
+            return null;
+        }
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("rate", nearest.offered());
+        f.put("p99_ms", nearest.p99());
+        f.put("service_time_ms", unloaded.p50());
+        f.put("ratio", nearest.p99() / unloaded.p50());
+        return f;
     }
 
     /** cpu_outside_inference_vs_passthrough's goal. */

@@ -66,4 +66,23 @@ class PipelineCpuTest {
         assertThat(Targets.pipelineCpuGoal("nlp")).isEqualTo("compare");
         assertThat(Targets.pipelineCpuGoal("nlp-int8")).isEqualTo("compare");
     }
+
+    private static PointResult latency(String mode, double rate, double p50, double p99) {
+        return new PointResult(mode, rate, 1, 10, 10, 0, 0, 0, rate, p50, 1, 1, p99, 1, 1, 1, 50, 1, true, true,
+                List.of(), 1, 0, 0, List.of(), 1, 0, null, List.of());
+    }
+
+    @Test
+    void theLowLoadFloorIsThePassthroughsOwnRatioAtTheNearestRate() {
+        PointResult unloaded = latency("closed", 1, 4, 9);
+        List<PointResult> sweep = List.of(latency("open", 500, 4.4, 19.5), latency("open", 1000, 4.5, 12),
+                latency("closed", 476, 4, 99));
+        Map<String, Object> f = Targets.passthroughFloor(unloaded, sweep, 476);
+        assertThat(f).containsEntry("rate", 500.0).containsEntry("p99_ms", 19.5).containsEntry("service_time_ms", 4.0);
+        assertThat((Double) f.get("ratio")).isCloseTo(19.5 / 4, within(1e-9));
+        assertThat(Targets.passthroughFloor(unloaded, sweep, 900).get("rate")).isEqualTo(1000.0);
+        // a rate no point lies within a factor of 2 of (the NLP scenario's 2 req/s), or no service time: none
+        assertThat(Targets.passthroughFloor(unloaded, sweep, 200)).isNull();
+        assertThat(Targets.passthroughFloor(null, sweep, 500)).isNull();
+    }
 }

@@ -70,4 +70,16 @@ class RooflineTest {
         assertThat(Roofline.shareRange(3000, Double.POSITIVE_INFINITY, 6000, 8000, 12_000)[1]).isInfinite();
         assertThat(Roofline.shareRange(3000, 4000, 0, 8000, 12_000)).containsOnly(Double.NaN);
     }
+
+    @Test
+    void aJobRunningSeveralBatchesAtOnceIsBoundedBySeveralCeilings() {
+        String key = "inference.execution-threads";
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 2)).isEqualTo(1);
+        assertThat(Targets.parallelSessions(java.util.Map.of(key, "2"), java.util.Map.of(), 2)).isEqualTo(2);
+        // the configuration's own option wins over the run's -D option; never more than the cores
+        assertThat(Targets.parallelSessions(java.util.Map.of(key, "1"), java.util.Map.of(key, "4"), 8)).isEqualTo(1);
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(key, "4"), 8)).isEqualTo(4);
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(key, "4"), 2)).isEqualTo(2);
+        assertThat(Targets.parallelSessions(java.util.Map.of(key, "x"), java.util.Map.of(), 2)).isEqualTo(1);
+    }
 }

@@ -46,4 +46,26 @@ class SummaryMergeTest {
         assertThat(Report.summaryFile(dir, "smoke")).isEqualTo(dir.resolve("smoke").resolve("summary.json"));
         assertThat(Report.summaryFile(dir, "full")).isEqualTo(dir.resolve("summary.json"));
     }
+
+    @Test
+    void aSummaryBesideAFullRunsKeepsOnlyTheOtherToolsTargets() throws Exception {
+        Path summary = dir.resolve("summary.json");
+        Files.writeString(summary, """
+                {"mode": "full", "targets": [
+                  {"scenario": "image", "target": "old", "run": "full-1"},
+                  {"scenario": "nlp", "target": "nlp_old", "run": "full-1"},
+                  {"scenario": "all", "target": "gpu_simulated_device_gains", "run": "full-1"},
+                  {"scenario": "qos", "target": "tenant_shares_3_to_1", "run": "qos/qos.json"}
+                ]}""");
+        List<Object> run = List.of(Map.of("scenario", "image", "target", "new", "run", "quick-1"));
+
+        List<Object> beside = Report.mergedTargets(summary, run, true);
+        List<Object> onTop = Report.mergedTargets(summary, run, false);
+
+        // a quick run of image alone: the full run's nlp and run-wide targets are not this run's
+        assertThat(beside.stream().map(t -> (Object) ((Map<?, ?>) t).get("target")).toList())
+                .containsExactly("tenant_shares_3_to_1", "new");
+        assertThat(onTop.stream().map(t -> (Object) ((Map<?, ?>) t).get("target")).toList())
+                .containsExactly("nlp_old", "gpu_simulated_device_gains", "tenant_shares_3_to_1", "new");
+    }
 }
