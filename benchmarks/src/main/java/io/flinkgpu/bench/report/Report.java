@@ -7,9 +7,7 @@ import io.flinkgpu.bench.run.BenchmarkRunner.ConfigResult;
 import io.flinkgpu.bench.run.BenchmarkRunner.ScenarioResult;
 import io.flinkgpu.bench.run.BenchmarkSettings;
 import io.flinkgpu.bench.load.PointResult;
-import io.flinkgpu.bench.scenario.ImageScenario;
-import io.flinkgpu.bench.scenario.NlpScenario;
-import io.flinkgpu.bench.scenario.RecommendationScenario;
+import io.flinkgpu.bench.scenario.Scenarios;
 import io.flinkgpu.bench.sut.Ceiling;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -145,7 +143,7 @@ public final class Report {
         boolean beside = !file.equals(publishDir.resolve(SUMMARY_FILE));
         summary.put("targets", mergedTargets(publishDir.resolve(SUMMARY_FILE), doc.get("targets"), beside));
         mapper().writeValue(file.toFile(), summary);
-        if (!file.equals(publishDir.resolve(SUMMARY_FILE))) {
+        if (beside) {
             System.out.println("summary.json of this " + mode + " run: " + file + " (" + publishDir.resolve(SUMMARY_FILE)
                     + " stays the full run's)");
         }
@@ -167,8 +165,8 @@ public final class Report {
     }
 
     /** The scenarios whose targets this harness writes (the inference scenarios, and "all" for run-wide ones). */
-    static final Set<String> HARNESS_SCENARIOS = Set.of(ImageScenario.NAME,
-            RecommendationScenario.NAME, NlpScenario.NAME, NlpScenario.NAME_INT8, Targets.ALL_SCENARIOS);
+    static final Set<String> HARNESS_SCENARIOS = java.util.stream.Stream.concat(Scenarios.NAMES.stream(),
+            java.util.stream.Stream.of(Targets.ALL_SCENARIOS)).collect(java.util.stream.Collectors.toUnmodifiableSet());
 
     /**
      * This run's targets, after the existing summary's targets of every other scenario (written
