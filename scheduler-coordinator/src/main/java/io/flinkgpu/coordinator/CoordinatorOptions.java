@@ -191,7 +191,9 @@ public final class CoordinatorOptions {
             .doubleType()
             .defaultValue(3.0)
             .withDescription("A rise counts only if the fitted slope exceeds this many of its standard errors (its t "
-                    + "statistic, from the fit's residuals); on a steady noisy load nothing is raised.");
+                    + "statistic, from the fit's residuals); the forecast then plans for the slope's lower bound, slope - "
+                    + "significance x standard error, so a slope that passes by chance on a steady noisy load "
+                    + "raises the demand by next to nothing.");
 
     public static final ConfigOption<Double> WEIGHT_CHANGE = ConfigOptions.key("coordinator.plan.weight-change")
             .doubleType()

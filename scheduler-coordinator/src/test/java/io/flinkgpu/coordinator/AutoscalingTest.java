@@ -99,8 +99,8 @@ class AutoscalingTest {
         long scaledInAt = -1;
         int before = 1;
         for (int cycle = 0; cycle < 150; cycle++) {
-            // 0.2 device-s/s, a 75-s rise to 0.575, then level there (below one instance's 0.595), 2% noise
-            double load = cycle < 40 ? 0.2 : Math.min(0.575, 0.2 + 0.02 * (cycle - 39));
+            // 0.2 device-s/s, a 26-s rise to 0.575, then level there (below one instance's 0.595), 2% noise
+            double load = cycle < 40 ? 0.2 : Math.min(0.575, 0.2 + 0.03 * (cycle - 39));
             double rate = load / DEVICE_SECONDS_PER_REQUEST * (1 + 0.02 * random.nextGaussian());
             cluster.serve("hot", 2000, 250, rate / 2, rate / 2);
             Coordinator.CycleResult r = c.runOnce(false);

@@ -16,8 +16,12 @@ import java.util.Map;
  * fit) must exceed {@code significance}, with at least {@value #MIN_SAMPLES} collections spanning at
  * least a quarter of the window. The standard error shrinks as the window fills, so a steady noisy
  * load, whose fitted slope wanders around zero within its error, is left as measured, and so are
- * the first cycles after a start, when a few noisy collections would fit any slope. The forecast is
- * the larger of the measurement and the line's value now, plus slope x horizon.
+ * the first cycles after a start, when a few noisy collections would fit any slope. The forecast
+ * plans for the slope's lower confidence bound (slope - significance x its standard error), not the
+ * fitted slope: the larger of the measurement and that line's value now, plus the bound x horizon.
+ * The coordinator tests the slope every cycle, so on a steady load some fit passes the test by
+ * chance now and then; such a slope barely clears it, its bound is near 0, and the forecast barely
+ * moves, while a real ramp's t is many times the significance and its bound is close to its slope.
  *
  * <p>Only ever raises. The planner's scale-in stabilisation window takes the planned (raised) rate
  * into its peak too, so a replica added for a forecast is not given back in the next cycle when the
@@ -37,8 +41,33 @@ public final class DemandForecast {
     private final double measurementSeconds;
     private final Map<String, ArrayDeque<double[]>> models = new HashMap<>();
 
-    /** The line through a model's window: slope per second, its t statistic, and its value at the newest point. */
-    record Trend(double slope, double t, double levelNow, int samples) {}
+    /**
+     * The line through a model's window: slope per second, its t statistic, its value at the newest
+     * point, and the window's centroid (mean value, and how long before the newest point its mean time lies).
+     */
+    record Trend(double slope, double t, double levelNow, int samples, double mean, double centroidAgeSeconds) {
+        Trend(double slope, double t, double levelNow, int samples) {
+            this(slope, t, levelNow, samples, levelNow, 0);
+        }
+
+        /**
+         * The slope's lower confidence bound at {@code significance} standard errors, slope - significance x
+         * se = slope x (1 - significance / t), where the slope is significant; 0 otherwise. A slope that
+         * just passes the test is mostly noise, and extrapolated over a horizon longer than the window it
+         * would add a replica on noise alone; its bound grows from 0 as the evidence does.
+         */
+        double confidentSlope(double significance) {
+            if (!(slope > 0) || !(t > significance)) {
+                return 0;
+            }
+            return Double.isInfinite(t) ? slope : slope * (1 - significance / t);
+        }
+
+        /** The line with the confident slope through the window's centroid, at {@code seconds} after the newest point. */
+        double confidentLevel(double significance, double seconds) {
+            return mean + confidentSlope(significance) * (centroidAgeSeconds + seconds);
+        }
+    }
 
     /**
      * @param horizonSeconds how far ahead to plan; 0 turns the step off
@@ -94,16 +123,17 @@ public final class DemandForecast {
                 models.put(m.model(), window);
             }
             Trend trend = fit(window, measurementSeconds);
-            double forecast = Math.max(x, trend.levelNow()) + trend.slope() * horizonSeconds;
-            if (trend.samples() >= MIN_SAMPLES && span(window) >= windowSeconds / 4 && trend.slope() > 0
-                    && trend.t() > significance && forecast > x) {
+            double slope = trend.confidentSlope(significance);
+            double forecast = Math.max(x, trend.confidentLevel(significance, 0)) + slope * horizonSeconds;
+            if (trend.samples() >= MIN_SAMPLES && span(window) >= windowSeconds / 4 && slope > 0 && forecast > x) {
                 double scale = x > 0 ? forecast / x : 1;
                 raised.put(m.model(), scale);
                 out.put(m.model(), new ModelDemand(m.model(), m.version(), m.ratePerSecond() * scale, m.batchSize(),
                         forecast, m.memoryBytes(), m.alphaMicros(), m.betaMicros(), m.servedOn(),
                         m.reason() + String.format(Locale.ROOT, "; forecast %.3f device-s/s in %.0f s (trend %+.4f "
-                                + "per s over %d collections in %.0f s, t = %.1f > %.1f)", forecast, horizonSeconds,
-                                trend.slope(), trend.samples(), span(window), trend.t(), significance),
+                                + "per s over %d collections in %.0f s, t = %.1f > %.1f; planned at its lower bound "
+                                + "%+.4f per s)", forecast, horizonSeconds, trend.slope(), trend.samples(), span(window),
+                                trend.t(), significance, slope),
                         m.tenantRates()));
             } else {
                 out.put(m.model(), m);
@@ -161,6 +191,7 @@ public final class DemandForecast {
         if (!(stt > 0)) {
             return new Trend(0, 0, mx, n);
         }
+        double age = -mt; // the centroid's time before t0
         double slope = stx / stt;
         double intercept = mx - slope * mt; // the line's value at t0, the newest collection
         double ssr = 0;
@@ -172,12 +203,12 @@ public final class DemandForecast {
         double span = window.peekLast()[0] - window.peekFirst()[0];
         if (measurementSeconds > 0) {
             if (span < 2 * measurementSeconds) {
-                return new Trend(slope, 0, intercept, n);
+                return new Trend(slope, 0, intercept, n, mx, age);
             }
             se *= Math.sqrt(Math.max(1, measurementSeconds / (span / (n - 1))));
         }
         double t = se > 0 ? slope / se : slope > 0 ? Double.POSITIVE_INFINITY : slope < 0 ? Double.NEGATIVE_INFINITY : 0;
-        return new Trend(slope, t, intercept, n);
+        return new Trend(slope, t, intercept, n, mx, age);
     }
 
     /**

@@ -148,4 +148,37 @@ class DemandForecastTest {
         assertThat(DemandForecast.fit(shorter, 10).t()).isZero();
         assertThat(DemandForecast.fit(shorter, 0).t()).isPositive();
     }
+
+    @Test
+    void aSlopeIsPlannedForAtItsLowerConfidenceBound() {
+        // the line of theSlopesTStatisticIsTheFitsOwn: slope 0.8, t = 0.8 / se, through the centroid (1.5 s, 2.5)
+        java.util.ArrayDeque<double[]> w = new java.util.ArrayDeque<>();
+        double[] xs = {1, 2, 4, 3};
+        for (int i = 0; i < xs.length; i++) {
+            w.add(new double[] {i, xs[i]});
+        }
+        DemandForecast.Trend t = DemandForecast.fit(w);
+        double se = Math.sqrt(1.8 / 2 / 5);
+        assertThat(t.confidentSlope(1)).isCloseTo(0.8 - se, org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(t.confidentLevel(1, 0)).as("at the newest point, through the centroid")
+                .isCloseTo(2.5 + (0.8 - se) * 1.5, org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(t.confidentLevel(0, 0)).isCloseTo(t.levelNow(), org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(t.confidentSlope(t.t() + 0.01)).as("not significant").isZero();
+    }
+
+    @Test
+    void aSteadyNoisyLoadTestedEveryCycleIsNeverRaisedFarPastItsNoise() {
+        // one collection a second over a 20-s window with a 60-s horizon: over an hour, some fit passes a
+        // t test of 3 by chance; planned at its fitted slope it would raise the demand by several noise
+        // deviations (slope x 60 s), at its lower bound it barely moves it
+        DemandForecast f = new DemandForecast(60, 20, 3);
+        Random random = new Random(11);
+        double sigma = 0.05;
+        double worst = 0;
+        for (int i = 0; i < 3600; i++) {
+            double x = 0.5 + sigma * random.nextGaussian();
+            worst = Math.max(worst, f.apply(demand(i * 1000L, x), true).models().get("m").deviceSecondsPerSecond() - x);
+        }
+        assertThat(worst).isLessThan(2 * sigma);
+    }
 }
