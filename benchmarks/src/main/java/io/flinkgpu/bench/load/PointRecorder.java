@@ -34,6 +34,9 @@ public final class PointRecorder implements Target.Completions {
     private double queueMsSum;
     private double inferenceMsSum;
     private long timingsCount;
+    private final Histogram queueUs = new Histogram(HIGHEST_US, 3);
+    private final Histogram inferenceUs = new Histogram(HIGHEST_US, 3);
+    private final Histogram outsideUs = new Histogram(HIGHEST_US, 3);
     private final RequestClasses classes;
     private final Histogram[] classLatencyUs;
 
@@ -119,6 +122,11 @@ public final class PointRecorder implements Target.Completions {
             queueMsSum += queueMs;
             inferenceMsSum += inferenceMs;
             timingsCount++;
+            long queue = Math.max(0, Math.round(queueMs * 1000));
+            long inference = Math.max(0, Math.round(inferenceMs * 1000));
+            queueUs.recordValue(Math.min(HIGHEST_US, queue));
+            inferenceUs.recordValue(Math.min(HIGHEST_US, inference));
+            outsideUs.recordValue(Math.min(HIGHEST_US, Math.max(0, latency / 1000 - queue - inference)));
         }
         return true;
     }
@@ -199,7 +207,10 @@ public final class PointRecorder implements Target.Completions {
                 throughput, latencyUs, sloMs, attainment, isStable(windowCompletions, windows, stabilityTolerance),
                 ws, batchCount == 0 ? Double.NaN : (double) batchSamples / batchCount,
                 timingsCount == 0 ? Double.NaN : queueMsSum / timingsCount,
-                timingsCount == 0 ? Double.NaN : inferenceMsSum / timingsCount, classLatencies());
+                timingsCount == 0 ? Double.NaN : inferenceMsSum / timingsCount, classLatencies(),
+                timingsCount == 0 ? null : new PointResult.StageTail(timingsCount, PointResult.pct(queueUs, 50),
+                        PointResult.pct(queueUs, 99), PointResult.pct(inferenceUs, 50), PointResult.pct(inferenceUs, 99),
+                        PointResult.pct(outsideUs, 50), PointResult.pct(outsideUs, 99)));
     }
 
     private void recordClass(int seq, long latencyNanos) {

@@ -19,12 +19,26 @@ import org.HdrHistogram.Histogram;
  *     per-thread CPU time is not available
  * @param classes latencies per request class where the target has classes (the NLP scenario's
  *     sequence-length buckets), else empty
+ * @param stages where the answers' time went, for targets whose answers carry the operator's
+ *     timings; null otherwise
  */
 public record PointResult(String mode, double offered, double seconds, long sent, long answered, long errors,
         long lost, long duplicates, double throughput, double p50, double p90, double p95, double p99, double p999,
         double max, double mean, double sloMs, double attainment, boolean pass, boolean stable,
         List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs, List<double[]> cdf,
-        double benchmarkCores, double otherCores, CpuSplit cpuPerRequest, List<ClassLatency> classes) {
+        double benchmarkCores, double otherCores, CpuSplit cpuPerRequest, List<ClassLatency> classes,
+        StageTail stages) {
+
+    /**
+     * Each answered request's end-to-end latency split by the operator's timings: queued (admitted
+     * to batch cut), inference (the batch's run on its execution thread) and outside (the rest: both
+     * Kafka trips, source, parser, routing, the hand-offs to and from the execution thread, emit and
+     * sink). Percentiles of each part over the point's answers without error, in milliseconds; a
+     * request's tail is not the sum of the parts' tails, but the part whose p99 is close to the
+     * end-to-end p99 is where the tail is.
+     */
+    public record StageTail(long requests, double queueP50, double queueP99, double inferenceP50,
+            double inferenceP99, double outsideP50, double outsideP99) {}
 
     /** The measured requests of one class: how many, their p50 and p99 (lost ones included, as overall). */
     public record ClassLatency(String name, long requests, double p50, double p99) {}
@@ -41,21 +55,21 @@ public record PointResult(String mode, double offered, double seconds, long sent
     public PointResult withCpu(double benchmark, double other) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
-                meanInferenceMs, cdf, benchmark, other, cpuPerRequest, classes);
+                meanInferenceMs, cdf, benchmark, other, cpuPerRequest, classes, stages);
     }
 
     /** This result with its CPU time per request. */
     public PointResult withCpuPerRequest(CpuSplit split) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
-                meanInferenceMs, cdf, benchmarkCores, otherCores, split, classes);
+                meanInferenceMs, cdf, benchmarkCores, otherCores, split, classes, stages);
     }
 
     /** This result with {@code batch} as its mean batch size (measured outside the answers, e.g. rows per batch). */
     public PointResult withMeanBatch(double batch) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, batch, meanQueueMs,
-                meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest, classes);
+                meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest, classes, stages);
     }
 
     /** Throughput and latency of one measurement window (by time of answer). */
@@ -68,7 +82,7 @@ public record PointResult(String mode, double offered, double seconds, long sent
     static PointResult of(String mode, double offered, double seconds, long sent, long answered, long errors,
             long lost, long duplicates, double throughput, Histogram h, double sloMs, double attainment,
             boolean stable, List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs,
-            List<ClassLatency> classes) {
+            List<ClassLatency> classes, StageTail stages) {
         boolean any = h.getTotalCount() > 0;
         double p99 = any ? h.getValueAtPercentile(99) / 1000.0 : Double.NaN;
         boolean pass = any && p99 <= sloMs && attainment >= MIN_ATTAINMENT
@@ -76,7 +90,7 @@ public record PointResult(String mode, double offered, double seconds, long sent
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput,
                 pct(h, 50), pct(h, 90), pct(h, 95), p99, pct(h, 99.9), any ? h.getMaxValue() / 1000.0 : Double.NaN,
                 any ? h.getMean() / 1000.0 : Double.NaN, sloMs, attainment, pass, stable, windows, meanBatch,
-                meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN, null, List.copyOf(classes));
+                meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN, null, List.copyOf(classes), stages);
     }
 
     /** The class named {@code name}, or null. */

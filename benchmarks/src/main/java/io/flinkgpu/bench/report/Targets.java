@@ -445,7 +445,9 @@ public final class Targets {
      * passthrough's p99 at its sweep point nearest {@code low}'s rate (within a factor of 2) over
      * its own p50 one request at a time, as {@code passthrough_floor} and at the end of the detail.
      * Information only: where the floor itself is over the goal, the host's scheduling and the
-     * broker set the tail, not inference.
+     * broker set the tail, not inference. Also the p99 of each part of the low-load point's answers
+     * ({@link PointResult.StageTail}: queued, inference, outside) as {@code stages}, where they carry
+     * the operator's timings.
      */
     static Map<String, Object> withPassthroughFloor(Map<String, Object> t, ScenarioResult s, PointResult low) {
         ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
@@ -456,6 +458,23 @@ public final class Targets {
             t.put("detail", t.get("detail") + String.format("; Flink and Kafka alone (passthrough) at %.0f req/s: "
                     + "p99 %.2f ms / its own service time %.2f ms = %.2f", f.get("rate"), f.get("p99_ms"),
                     f.get("service_time_ms"), f.get("ratio")));
+        }
+        return withStages(t, low);
+    }
+
+    /** Adds {@code low}'s {@link PointResult.StageTail} to a low-load entry (as {@code stages} and in its detail). */
+    static Map<String, Object> withStages(Map<String, Object> t, PointResult low) {
+        PointResult.StageTail stages = low.stages();
+        if (stages != null) {
+            Map<String, Object> st = new LinkedHashMap<>();
+            st.put("queue_p99_ms", stages.queueP99());
+            st.put("inference_p99_ms", stages.inferenceP99());
+            st.put("outside_p50_ms", stages.outsideP50());
+            st.put("outside_p99_ms", stages.outsideP99());
+            t.put("stages", st);
+            t.put("detail", t.get("detail") + String.format("; p99 of its parts: queued %.2f ms, inference %.2f ms, "
+                    + "outside the operator's batch %.2f ms", stages.queueP99(), stages.inferenceP99(),
+                    stages.outsideP99()));
         }
         return t;
     }

@@ -242,6 +242,32 @@ class LoadDriverTest {
     }
 
     @Test
+    void eachAnswersTimeIsSplitIntoQueuedInferenceAndOutsideTheOperator() {
+        long start = 1_000_000_000L;
+        PointRecorder r = new PointRecorder(200, start, 1_000_000_000L, 3, 1000);
+        for (int i = 0; i < 100; i++) {
+            r.sending(i, start);
+            // 10 ms end to end: 1 ms queued, 2 ms inference, 7 ms outside; the last one 40 ms outside
+            long outsideMs = i == 99 ? 40 : 7;
+            r.complete(i, start + (3 + outsideMs) * 1_000_000L, false, 1, 1.0, 2.0);
+        }
+        r.sending(100, start);
+        r.complete(100, start + 5_000_000L, true, 0, Double.NaN, Double.NaN); // an error carries no timings
+        PointResult.StageTail t = r.finish("open", 1, 3, start + 3_000_000_000L, 1000, 0.1).stages();
+        assertThat(t.requests()).isEqualTo(100);
+        assertThat(t.queueP99()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(t.inferenceP50()).isCloseTo(2.0, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(t.outsideP50()).isCloseTo(7.0, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(t.outsideP99()).isCloseTo(7.0, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(r.finish("open", 1, 3, start + 3_000_000_000L, 1000, 0.1).max()).isCloseTo(43.0,
+                org.assertj.core.data.Offset.offset(0.05));
+        PointRecorder none = new PointRecorder(10, start, 1_000_000_000L, 3, 1000);
+        none.sending(0, start);
+        none.complete(0, start + 1_000_000L, false, 0, Double.NaN, Double.NaN);
+        assertThat(none.finish("open", 1, 3, start + 3_000_000_000L, 1000, 0.1).stages()).as("no timings").isNull();
+    }
+
+    @Test
     void stabilityNeedsThreeWindowsWithinTolerance() {
         assertThat(PointRecorder.isStable(new long[] {50, 100, 105, 98}, 4, 0.1)).isTrue();
         assertThat(PointRecorder.isStable(new long[] {100, 100, 140, 98}, 4, 0.1)).isFalse();
