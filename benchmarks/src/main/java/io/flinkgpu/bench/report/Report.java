@@ -433,17 +433,21 @@ public final class Report {
                 md.append("\n");
             }
             md.append("\n### Every point\n\n| configuration | offered/s | answered/s | p50 | p99 | p99.9 | max | "
-                    + "attainment | mean batch | queue ms | inference ms | stable | pass | CPU bench / other | "
-                    + "CPU us/req process / job |\n"
-                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
+                    + "attainment | mean batch | queue ms mean / p99 | inference ms mean / p99 | outside ms p50 / p99 | "
+                    + "stable | pass | CPU bench / other | CPU us/req process / job |\n"
+                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
             for (ConfigResult r : s.configs.values()) {
                 for (PointResult p : r.openPoints()) {
                     md.append("| ").append(r.config.name()).append(" | ").append(f(p.offered(), 0)).append(" | ")
                             .append(f(p.throughput(), 0)).append(" | ").append(f(p.p50(), 2)).append(" | ")
                             .append(f(p.p99(), 2)).append(" | ").append(f(p.p999(), 2)).append(" | ")
                             .append(f(p.max(), 1)).append(" | ").append(f(100 * p.attainment(), 2)).append("% | ")
-                            .append(f(p.meanBatch(), 1)).append(" | ").append(f(p.meanQueueMs(), 2)).append(" | ")
-                            .append(f(p.meanInferenceMs(), 2)).append(" | ").append(p.stable() ? "yes" : "no")
+                            .append(f(p.meanBatch(), 1)).append(" | ").append(f(p.meanQueueMs(), 2))
+                            .append(p.stages() == null ? "" : " / " + f(p.stages().queueP99(), 2)).append(" | ")
+                            .append(f(p.meanInferenceMs(), 2))
+                            .append(p.stages() == null ? "" : " / " + f(p.stages().inferenceP99(), 2)).append(" | ")
+                            .append(p.stages() == null ? "-" : f(p.stages().outsideP50(), 2) + " / "
+                                    + f(p.stages().outsideP99(), 2)).append(" | ").append(p.stable() ? "yes" : "no")
                             .append(" | ").append(p.pass() ? "yes" : "**no**").append(" | ")
                             .append(f(p.benchmarkCores(), 2)).append(" / ").append(f(p.otherCores(), 2))
                             .append(p.contended() ? " **contended**" : "").append(" | ")

@@ -106,7 +106,8 @@ public final class Targets {
                     out.add(roof);
                     Map<String, Object> t = target(s, "e2e_goodput_vs_ceiling", label, runId);
                     t.put("description", "goodput / raw ONNX Runtime samples/s at the mean batch size the job ran at "
-                            + "its goodput (interpolated between measured batch sizes); information only: the "
+                            + "its goodput (interpolated between measured batch sizes), times the sessions it ran at "
+                            + "once (ceiling_sessions, as the roofline counts them); information only: the "
                             + "ceiling leaves out Kafka and Flink, which goodput_vs_roofline counts");
                     t.put("measured", r.goodput() / ceilingAt);
                     t.put("goal", null);
