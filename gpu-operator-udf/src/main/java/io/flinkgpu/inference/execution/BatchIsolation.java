@@ -1,6 +1,5 @@
 package io.flinkgpu.inference.execution;
 
-import io.flinkgpu.inference.device.DeviceLostException;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
@@ -128,11 +127,10 @@ public final class BatchIsolation {
         return e.getClass().getSimpleName() + ": " + e.getMessage();
     }
 
+    /** A fault no request caused ({@link Faults}) is not bisected: it fails the whole batch's caller. */
     private static void rethrowIfFatal(Exception e) throws Exception {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof DeviceLostException) {
-                throw e;
-            }
+        if (Faults.isInfrastructureFault(e)) {
+            throw e;
         }
     }
 }

@@ -10,9 +10,9 @@ import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.cache.ModelReloader;
 import io.flinkgpu.inference.device.Device;
-import io.flinkgpu.inference.device.DeviceLostException;
 import io.flinkgpu.inference.operator.resource.GpuExternalResourceDriverFactory;
 import io.flinkgpu.inference.execution.BatchIsolation;
+import io.flinkgpu.inference.execution.Faults;
 import io.flinkgpu.inference.operator.metrics.DeviceMetrics;
 import io.flinkgpu.inference.operator.metrics.InferenceMetrics;
 import io.flinkgpu.inference.model.ModelId;
@@ -420,14 +420,9 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         deadLetter(input, null, ErrorCode.INTERNAL, reason);
     }
 
-    /** Faults that a restart may cure and a record cannot cause: they fail the task. */
+    /** Faults that a restart may cure and a record cannot cause: they fail the task ({@link Faults}). */
     static boolean isInfrastructureFault(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof DeviceLostException || t instanceof VirtualMachineError) {
-                return true;
-            }
-        }
-        return false;
+        return Faults.isInfrastructureFault(e);
     }
 
     /** Starts ready batches while execution threads are free; arms a timer for the next one. */

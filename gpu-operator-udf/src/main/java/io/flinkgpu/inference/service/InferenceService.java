@@ -8,8 +8,8 @@ import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.cache.ModelReloader;
 import io.flinkgpu.inference.device.Device;
-import io.flinkgpu.inference.device.DeviceLostException;
 import io.flinkgpu.inference.execution.BatchIsolation;
+import io.flinkgpu.inference.execution.Faults;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.operator.InferenceSettings;
@@ -440,14 +440,9 @@ public final class InferenceService {
         }
     }
 
-    /** Faults that a restart may cure and a request cannot cause. */
+    /** Faults that a restart may cure and a request cannot cause ({@link Faults}). */
     static boolean isInfrastructureFault(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof DeviceLostException || t instanceof VirtualMachineError) {
-                return true;
-            }
-        }
-        return false;
+        return Faults.isInfrastructureFault(e);
     }
 
     private void close() {

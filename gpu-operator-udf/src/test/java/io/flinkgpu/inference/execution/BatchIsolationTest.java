@@ -135,4 +135,29 @@ class BatchIsolationTest {
             throw new DeviceLostException("gone");
         })).isInstanceOf(DeviceLostException.class);
     }
+
+    @Test
+    void aJvmErrorInsideAnExceptionIsNotIsolatedEither() {
+        // e.g. a runtime that wraps an OutOfMemoryError of its worker: no request caused it, and bisecting
+        // the batch would only run it again; it fails the caller, which fails the task
+        AtomicInteger runs = new AtomicInteger();
+        assertThatThrownBy(() -> run(requests(8, Set.of()), 2, batch -> {
+            runs.incrementAndGet();
+            throw new java.util.concurrent.ExecutionException(new OutOfMemoryError("Java heap space"));
+        })).isInstanceOf(java.util.concurrent.ExecutionException.class);
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void theOneRuleForWhatFailsATask() {
+        assertThat(Faults.isInfrastructureFault(new DeviceLostException("gone"))).isTrue();
+        assertThat(Faults.isInfrastructureFault(new RuntimeException("wrapped", new DeviceLostException("gone"))))
+                .isTrue();
+        assertThat(Faults.isInfrastructureFault(new OutOfMemoryError())).isTrue();
+        assertThat(Faults.isInfrastructureFault(new IllegalStateException(new StackOverflowError()))).isTrue();
+        assertThat(Faults.isInfrastructureFault(new ai.onnxruntime.OrtException("Gather: index out of range")))
+                .isFalse();
+        assertThat(Faults.isInfrastructureFault(new IllegalArgumentException("bad shape"))).isFalse();
+        assertThat(Faults.isInfrastructureFault(null)).isFalse();
+    }
 }
