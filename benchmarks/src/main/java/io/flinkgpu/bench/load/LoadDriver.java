@@ -50,8 +50,8 @@ public final class LoadDriver {
         if (schedule.size() > MAX_REQUESTS) {
             throw new IllegalArgumentException("rate " + ratePerSecond + " needs " + schedule.size() + " requests");
         }
-        return point("open", ratePerSecond, Math.max(1, schedule.size()), target, runId, spec, sloMs, listener,
-                recorder -> recorder, (start, recorder, control) -> {
+        PointResult p = point("open", ratePerSecond, Math.max(1, schedule.size()), target, runId, spec, sloMs,
+                listener, recorder -> recorder, (start, recorder, control) -> {
                     for (int i = 0; i < schedule.size(); i++) {
                         long intended = start + schedule.offset(i);
                         if (!control.mayStart(intended)) {
@@ -62,6 +62,21 @@ public final class LoadDriver {
                         target.send(i);
                     }
                 });
+        long from = spec.warmupNanos();
+        long to = from + Math.round(p.seconds() * 1e9);
+        return p.withScheduledRate(scheduledIn(schedule, from, to) / p.seconds());
+    }
+
+    /** How many of {@code schedule}'s arrivals fall in [from, to) nanoseconds after its start. */
+    static int scheduledIn(ArrivalSchedule schedule, long from, long to) {
+        int n = 0;
+        for (int i = 0; i < schedule.size(); i++) {
+            long t = schedule.offset(i);
+            if (t >= from && t < to) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /**

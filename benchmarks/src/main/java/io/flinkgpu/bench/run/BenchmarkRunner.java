@@ -23,6 +23,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -339,14 +340,28 @@ public final class BenchmarkRunner {
         }
     }
 
+    /** Points measured so far per scenario, configuration and rate: a retry draws another schedule. */
+    private final Map<String, Integer> attempts = new HashMap<>();
+
+    /**
+     * The arrival schedule's seed of a point: the same for the same scenario, configuration, rate
+     * and attempt in every run, different for a retry at the same rate (the sweep retries a failed
+     * rate once, and the same Poisson sample again would repeat a short sample's verdict instead of
+     * measuring again).
+     */
+    static long seed(String scenario, String config, double rate, int attempt) {
+        return (scenario + config).hashCode() * 31L + Math.round(rate) + 1_000_003L * attempt;
+    }
+
     /** One open-loop point; {@code batches}, if not null, gives its mean batch size (rows per batch). */
     private PointResult point(Target target, RowsPerBatch batches, Scenario scenario, SutConfig config, double rate)
             throws Exception {
         int run = runIds++;
         out.printf("    %s: rate %.0f/s ...%n", config.name(), rate);
         long[] mark = batches == null ? null : batches.mark();
+        int attempt = attempts.merge(scenario.name() + "/" + config.name() + "@" + rate, 1, Integer::sum) - 1;
         PointResult p = LoadDriver.openLoop(target, run, rate, settings.point(), scenario.sloMs(),
-                (scenario.name() + config.name()).hashCode() * 31L + Math.round(rate), null);
+                seed(scenario.name(), config.name(), rate, attempt), null);
         if (batches != null) {
             p = p.withMeanBatch(batches.since(mark));
         }

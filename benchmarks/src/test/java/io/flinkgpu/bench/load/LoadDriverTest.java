@@ -268,6 +268,39 @@ class LoadDriverTest {
     }
 
     @Test
+    void anOpenPointIsJudgedAgainstTheRateItsScheduleHeld() {
+        // a 50/s point over 4 s whose Poisson sample held 177 arrivals, every one answered: 44 answers/s is
+        // 88% of the nominal rate but all of what was sent
+        long start = 1_000_000_000L;
+        PointRecorder r = new PointRecorder(400, start, 1_000_000_000L, 4, 1000);
+        for (int i = 0; i < 177; i++) {
+            long at = start + i * (4_000_000_000L / 177);
+            r.sending(i, at);
+            r.complete(i, at + 5_000_000L, false, 1, 0, 0);
+        }
+        PointResult p = r.finish("open", 50, 4, start + 5_000_000_000L, 1000, 0.1);
+        assertThat(p.throughput()).isLessThan(0.9 * 50);
+        assertThat(p.pass()).as("against the nominal rate").isFalse();
+        assertThat(p.withScheduledRate(177 / 4.0).pass()).as("against what the schedule held").isTrue();
+        assertThat(p.withScheduledRate(177 / 4.0).scheduledRate()).isEqualTo(177 / 4.0);
+        // the same answers from a schedule that held 220 arrivals: the system fell behind
+        assertThat(p.withScheduledRate(220 / 4.0).pass()).isFalse();
+        // a schedule above the nominal rate never makes the bar higher than the offered rate
+        assertThat(PointResult.passes("open", 10, 1000, 1, 45.5, 50, 60)).isTrue();
+        assertThat(PointResult.passes("closed", 10, 1000, 1, 1, 50, 60)).isTrue();
+    }
+
+    @Test
+    void theArrivalsOfAScheduleInAPeriodAreCounted() {
+        ArrivalSchedule s = ArrivalSchedule.poisson(1000, 10_000_000_000L, 7);
+        int all = LoadDriver.scheduledIn(s, 0, 10_000_000_000L);
+        assertThat(all).isEqualTo(s.size());
+        int first = LoadDriver.scheduledIn(s, 0, 5_000_000_000L);
+        assertThat(first + LoadDriver.scheduledIn(s, 5_000_000_000L, 10_000_000_000L)).isEqualTo(all);
+        assertThat(first).isBetween(4_700, 5_300);
+    }
+
+    @Test
     void stabilityNeedsThreeWindowsWithinTolerance() {
         assertThat(PointRecorder.isStable(new long[] {50, 100, 105, 98}, 4, 0.1)).isTrue();
         assertThat(PointRecorder.isStable(new long[] {100, 100, 140, 98}, 4, 0.1)).isFalse();

@@ -13,7 +13,7 @@ class PipelineCpuTest {
     private static PointResult point(double rate, double jobUs, long answers) {
         CpuSplit split = new CpuSplit(answers, 1, jobUs * 2, jobUs, Map.of("job_source", jobUs), 0, 1, 0, 0);
         return new PointResult("open", rate, 1, answers, answers, 0, 0, 0, rate, 1, 1, 1, 1, 1, 1, 1, 50, 1, true,
-                true, List.of(), 1, 0, 0, List.of(), 1, 0, split, List.of(), null);
+                true, List.of(), 1, 0, 0, List.of(), 1, 0, split, List.of(), null, Double.NaN);
     }
 
     @Test
@@ -39,7 +39,7 @@ class PipelineCpuTest {
 
     private static PointResult withClasses(List<PointResult.ClassLatency> classes) {
         return new PointResult("open", 10, 1, 10, 10, 0, 0, 0, 10, 1, 1, 1, 1, 1, 1, 1, 50, 1, true, true, List.of(),
-                1, 0, 0, List.of(), 1, 0, null, classes, null);
+                1, 0, 0, List.of(), 1, 0, null, classes, null, Double.NaN);
     }
 
     @Test
@@ -69,7 +69,7 @@ class PipelineCpuTest {
 
     private static PointResult latency(String mode, double rate, double p50, double p99) {
         return new PointResult(mode, rate, 1, 10, 10, 0, 0, 0, rate, p50, 1, 1, p99, 1, 1, 1, 50, 1, true, true,
-                List.of(), 1, 0, 0, List.of(), 1, 0, null, List.of(), null);
+                List.of(), 1, 0, 0, List.of(), 1, 0, null, List.of(), null, Double.NaN);
     }
 
     @Test
@@ -90,7 +90,7 @@ class PipelineCpuTest {
     void theLowLoadEntrySaysWhereItsTailIs() {
         PointResult low = new PointResult("open", 100, 1, 10, 10, 0, 0, 0, 100, 4, 1, 1, 15, 1, 1, 1, 50, 1, true, true,
                 List.of(), 1, 0, 0, List.of(), 1, 0, null, List.of(),
-                new PointResult.StageTail(10, 0.1, 0.3, 0.4, 0.9, 3.5, 14.2));
+                new PointResult.StageTail(10, 0.1, 0.3, 0.4, 0.9, 3.5, 14.2), Double.NaN);
         Map<String, Object> t = new java.util.LinkedHashMap<>(Map.of("detail", "p99 15.00 ms"));
         Targets.withStages(t, low);
         assertThat(t.get("stages")).isEqualTo(Map.of("queue_p99_ms", 0.3, "inference_p99_ms", 0.9,

@@ -41,7 +41,7 @@ class RooflineTest {
 
     private static PointResult point(String mode, double rate, boolean pass) {
         return new PointResult(mode, rate, 1, 10, 10, 0, 0, 0, rate, 1, 1, 1, 1, 1, 1, 1, 50, 1, pass, true, List.of(),
-                1, 0, 0, List.of(), 1, 0, null, List.of(), null);
+                1, 0, 0, List.of(), 1, 0, null, List.of(), null, Double.NaN);
     }
 
     @Test

@@ -12,7 +12,7 @@ class RateSweepTest {
     static PointResult point(double rate, double capacity) {
         boolean pass = rate <= capacity;
         return new PointResult("open", rate, 1, 100, 100, 0, 0, 0, Math.min(rate, capacity), 1, 1, 1,
-                pass ? 5 : 500, 1, 1, 1, 50, pass ? 1.0 : 0.5, pass, true, List.of(), 1, 0, 0, List.of(), 1, 0, null, List.of(), null);
+                pass ? 5 : 500, 1, 1, 1, 50, pass ? 1.0 : 0.5, pass, true, List.of(), 1, 0, 0, List.of(), 1, 0, null, List.of(), null, Double.NaN);
     }
 
     @Test
