@@ -85,15 +85,20 @@ class DemandForecastTest {
         assertThat(later.reason()).contains("t = ");
     }
 
+    /** Collections one second apart, from 0 s, with these values. */
+    private static java.util.ArrayDeque<double[]> oneASecond(double... xs) {
+        java.util.ArrayDeque<double[]> w = new java.util.ArrayDeque<>();
+        for (int i = 0; i < xs.length; i++) {
+            w.add(new double[] {i, xs[i]});
+        }
+        return w;
+    }
+
     @Test
     void theSlopesTStatisticIsTheFitsOwn() {
         // x = 1, 2, 4, 3 at t = 0..3 s: slope 0.8 per s, the line at 3 s 3.7, residuals -0.3, -0.1, 1.1, -0.7
         // (ssr 1.8, sum of squared time deviations 5), t = 0.8 / sqrt(1.8 / (4 - 2) / 5)
-        java.util.ArrayDeque<double[]> w = new java.util.ArrayDeque<>();
-        double[] xs = {1, 2, 4, 3};
-        for (int i = 0; i < xs.length; i++) {
-            w.add(new double[] {i, xs[i]});
-        }
+        java.util.ArrayDeque<double[]> w = oneASecond(1, 2, 4, 3);
         DemandForecast.Trend t = DemandForecast.fit(w);
         assertThat(t.slope()).isCloseTo(0.8, org.assertj.core.data.Offset.offset(1e-12));
         assertThat(t.levelNow()).isCloseTo(3.7, org.assertj.core.data.Offset.offset(1e-12));
@@ -152,11 +157,7 @@ class DemandForecastTest {
     @Test
     void aSlopeIsPlannedForAtItsLowerConfidenceBound() {
         // the line of theSlopesTStatisticIsTheFitsOwn: slope 0.8, t = 0.8 / se, through the centroid (1.5 s, 2.5)
-        java.util.ArrayDeque<double[]> w = new java.util.ArrayDeque<>();
-        double[] xs = {1, 2, 4, 3};
-        for (int i = 0; i < xs.length; i++) {
-            w.add(new double[] {i, xs[i]});
-        }
+        java.util.ArrayDeque<double[]> w = oneASecond(1, 2, 4, 3);
         DemandForecast.Trend t = DemandForecast.fit(w);
         double se = Math.sqrt(1.8 / 2 / 5);
         assertThat(t.confidentSlope(1)).isCloseTo(0.8 - se, org.assertj.core.data.Offset.offset(1e-12));
