@@ -266,6 +266,8 @@ public final class InferenceService {
     public CompletableFuture<InferenceResponse> submit(InferenceRequest request, Listener listener) {
         CompletableFuture<InferenceResponse> future = new CompletableFuture<>();
         InferenceResponse refusal = null;
+        RuntimeException fatal = null;
+        List<Runnable> answers;
         synchronized (lock) {
             try {
                 RequestAdmission.Decision decision = admission.admit(request);
@@ -291,17 +293,22 @@ public final class InferenceService {
                 }
             } catch (RuntimeException e) {
                 if (isInfrastructureFault(e)) {
-                    future.completeExceptionally(e);
-                    return future;
+                    fatal = e;
+                } else {
+                    LOG.warn("Handling request {} of model '{}' failed; answering INTERNAL", request.id(),
+                            request.modelName(), e);
+                    listener.refused(null, ErrorCode.INTERNAL, true);
+                    refusal = failure(request, new InferenceError(ErrorCode.INTERNAL,
+                            e.getClass().getName() + ": " + e.getMessage()));
                 }
-                LOG.warn("Handling request {} of model '{}' failed; answering INTERNAL", request.id(),
-                        request.modelName(), e);
-                listener.refused(null, ErrorCode.INTERNAL, true);
-                refusal = failure(request, new InferenceError(ErrorCode.INTERNAL,
-                        e.getClass().getName() + ": " + e.getMessage()));
             }
-            dispatch();
+            answers = fatal == null ? dispatch() : List.of();
         }
+        if (fatal != null) {
+            future.completeExceptionally(fatal);
+            return future;
+        }
+        answers.forEach(Runnable::run);
         if (refusal != null) {
             future.complete(refusal);
         }
@@ -312,8 +319,13 @@ public final class InferenceService {
         return InferenceResponse.failure(r.id(), r.modelName(), r.modelVersion(), error, Timings.NONE);
     }
 
-    /** Starts ready batches while execution threads are free and arms the timer for the next one. Holds the lock. */
-    private void dispatch() {
+    /**
+     * Starts ready batches while execution threads are free and arms the timer for the next one. Holds
+     * the lock. Returns the answers of requests whose deadline passed in the queue, for the caller to
+     * run once it has released the lock: a caller's callback on its future must never run under the
+     * runtime's lock, which every other task's requests and the execution threads need.
+     */
+    private List<Runnable> dispatch() {
         List<Runnable> answers = new ArrayList<>();
         while (executing < settings.executionThreads()) {
             Batch<Pending> batch = batcher.poll();
@@ -327,9 +339,7 @@ public final class InferenceService {
         }
         collectExpired(answers);
         arm();
-        // Answered once the batcher's state is consistent: a future's callback may submit again
-        // (the lock is re-entrant).
-        answers.forEach(Runnable::run);
+        return answers;
     }
 
     private void collectExpired(List<Runnable> answers) {
@@ -368,11 +378,13 @@ public final class InferenceService {
         armedAtNanos = at;
         long delay = Math.max(0, at - ticker.nanos());
         armed = timer.schedule(() -> {
+            List<Runnable> answers;
             synchronized (lock) {
                 timerWakeups++;
                 armedAtNanos = Long.MAX_VALUE;
-                dispatch();
+                answers = dispatch();
             }
+            answers.forEach(Runnable::run);
         }, delay, TimeUnit.NANOSECONDS);
     }
 
@@ -435,9 +447,11 @@ public final class InferenceService {
             p.listener().answered(model.id(), queueMs, errors[i] == null ? null : errors[i].code());
             p.future().complete(response);
         }
+        List<Runnable> answers;
         synchronized (lock) {
-            dispatch();
+            answers = dispatch();
         }
+        answers.forEach(Runnable::run);
     }
 
     /** Faults that a restart may cure and a request cannot cause ({@link Faults}). */
@@ -455,13 +469,15 @@ public final class InferenceService {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        List<Pending> left = new ArrayList<>();
         synchronized (lock) {
-            // Whatever is still queued is answered: the callers' checkpoints hold them anyway.
             for (Batch<Pending> batch : batcher.flush()) {
-                for (Pending p : batch.items()) {
-                    p.future().completeExceptionally(new IllegalStateException("the inference runtime closed"));
-                }
+                left.addAll(batch.items());
             }
+        }
+        // Whatever is still queued is answered (outside the lock): the callers' checkpoints hold them anyway.
+        for (Pending p : left) {
+            p.future().completeExceptionally(new IllegalStateException("the inference runtime closed"));
         }
         cache.close();
         closeQuietly(device);

@@ -150,4 +150,36 @@ class InferenceServiceTest {
             service.release();
         }
     }
+
+    @Test
+    void aRequestWhoseDeadlinePassesInTheQueueIsAnsweredWithoutTheRuntimesLockHeld() throws Exception {
+        // one thread, 300 ms per batch: the second request's 30 ms timeout passes while the first runs. Its
+        // answer's callback asks the runtime something from another thread (as a caller's completion may):
+        // with the runtime's lock held by the completing thread, that would wait for the callback to end.
+        InferenceService service = InferenceService.acquire(settings(1, Duration.ZERO, 1, "300+0*b"), 0);
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try {
+            CompletableFuture<InferenceResponse> first = service.submit(echo("slow", 1), InferenceService.Listener.NONE);
+            InferenceRequest late = new InferenceRequest("late", "echo-fp32", null,
+                    List.of(Tensor.ofFloats("x", new long[] {1, 3}, 1, 2, 3)),
+                    new RequestParameters(0, 30, null, 0, null));
+            CompletableFuture<Boolean> askedFreely = service.submit(late, InferenceService.Listener.NONE)
+                    .thenApply(response -> {
+                        assertThat(response.error().code()).isEqualTo(ErrorCode.TIMEOUT);
+                        try {
+                            other.submit(service::batchesRun).get(2, TimeUnit.SECONDS);
+                            return true;
+                        } catch (java.util.concurrent.TimeoutException e) {
+                            return false;
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+            assertThat(askedFreely.get(10, TimeUnit.SECONDS)).as("another thread could use the runtime").isTrue();
+            assertThat(first.get(10, TimeUnit.SECONDS).isError()).isFalse();
+        } finally {
+            other.shutdownNow();
+            service.release();
+        }
+    }
 }
