@@ -346,7 +346,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         try {
             commands.offer(record);
         } catch (RuntimeException e) {
-            if (isInfrastructureFault(e)) {
+            if (Faults.isInfrastructureFault(e)) {
                 throw e;
             }
             // A control record, like a request, must not fail the task: it is ignored and counted.
@@ -364,7 +364,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         try {
             accept(input);
         } catch (RuntimeException e) {
-            if (isInfrastructureFault(e)) {
+            if (Faults.isInfrastructureFault(e)) {
                 throw e;
             }
             recordFailed(input, e);
@@ -418,11 +418,6 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         emit(input, failure, null);
         metrics.deadLettered();
         deadLetter(input, null, ErrorCode.INTERNAL, reason);
-    }
-
-    /** Faults that a restart may cure and a record cannot cause: they fail the task ({@link Faults}). */
-    static boolean isInfrastructureFault(Throwable e) {
-        return Faults.isInfrastructureFault(e);
     }
 
     /** Starts ready batches while execution threads are free; arms a timer for the next one. */
@@ -505,7 +500,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         } catch (ModelCache.ModelLoadException e) {
             java.util.Arrays.fill(errors, new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage()));
         } catch (Throwable e) {
-            if (isInfrastructureFault(e)) {
+            if (Faults.isInfrastructureFault(e)) {
                 return new Outcome(List.of(), false, e);
             }
             java.util.Arrays.fill(errors, new InferenceError(ErrorCode.INFERENCE_FAILED,
@@ -558,7 +553,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         } catch (RuntimeException e) {
             // Emitting an answer (serializing an output the encoding cannot carry, a user's
             // function) must not fail the task: the caller gets an INTERNAL error instead.
-            if (isInfrastructureFault(e) || response.isError()) {
+            if (Faults.isInfrastructureFault(e) || response.isError()) {
                 throw e;
             }
             LOG.warn("Emitting the response to {} failed; answering INTERNAL", response.id(), e);

@@ -292,7 +292,7 @@ public final class InferenceService {
                     }
                 }
             } catch (RuntimeException e) {
-                if (isInfrastructureFault(e)) {
+                if (Faults.isInfrastructureFault(e)) {
                     fatal = e;
                 } else {
                     LOG.warn("Handling request {} of model '{}' failed; answering INTERNAL", request.id(),
@@ -410,7 +410,7 @@ public final class InferenceService {
         } catch (ModelCache.ModelLoadException e) {
             Arrays.fill(errors, new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage()));
         } catch (Throwable e) {
-            if (isInfrastructureFault(e)) {
+            if (Faults.isInfrastructureFault(e)) {
                 fatal = e;
             } else {
                 Arrays.fill(errors, new InferenceError(ErrorCode.INFERENCE_FAILED,
@@ -452,11 +452,6 @@ public final class InferenceService {
             answers = dispatch();
         }
         answers.forEach(Runnable::run);
-    }
-
-    /** Faults that a restart may cure and a request cannot cause ({@link Faults}). */
-    static boolean isInfrastructureFault(Throwable e) {
-        return Faults.isInfrastructureFault(e);
     }
 
     private void close() {

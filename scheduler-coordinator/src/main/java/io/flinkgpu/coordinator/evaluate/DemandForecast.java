@@ -42,12 +42,19 @@ public final class DemandForecast {
     private final Map<String, ArrayDeque<double[]>> models = new HashMap<>();
 
     /**
-     * The line through a model's window: slope per second, its t statistic, its value at the newest
-     * point, and the window's centroid (mean value, and how long before the newest point its mean time lies).
+     * The line through a model's window: slope per second, its t statistic, how many collections, and
+     * the window's centroid (mean value, and how long before the newest point its mean time lies), which
+     * the line passes through.
      */
-    record Trend(double slope, double t, double levelNow, int samples, double mean, double centroidAgeSeconds) {
-        Trend(double slope, double t, double levelNow, int samples) {
-            this(slope, t, levelNow, samples, levelNow, 0);
+    record Trend(double slope, double t, int samples, double mean, double centroidAgeSeconds) {
+        /** No slope: the level {@code level} over {@code samples} collections. */
+        static Trend flat(double level, int samples) {
+            return new Trend(0, 0, samples, level, 0);
+        }
+
+        /** The line's value at the newest point. */
+        double levelNow() {
+            return mean + slope * centroidAgeSeconds;
         }
 
         /**
@@ -63,9 +70,9 @@ public final class DemandForecast {
             return Double.isInfinite(t) ? slope : slope * (1 - significance / t);
         }
 
-        /** The line with the confident slope through the window's centroid, at {@code seconds} after the newest point. */
-        double confidentLevel(double significance, double seconds) {
-            return mean + confidentSlope(significance) * (centroidAgeSeconds + seconds);
+        /** The line with the confident slope through the window's centroid, at the newest point. */
+        double confidentLevelNow(double significance) {
+            return mean + confidentSlope(significance) * centroidAgeSeconds;
         }
     }
 
@@ -124,7 +131,7 @@ public final class DemandForecast {
             }
             Trend trend = fit(window, measurementSeconds);
             double slope = trend.confidentSlope(significance);
-            double forecast = Math.max(x, trend.confidentLevel(significance, 0)) + slope * horizonSeconds;
+            double forecast = Math.max(x, trend.confidentLevelNow(significance)) + slope * horizonSeconds;
             if (trend.samples() >= MIN_SAMPLES && span(window) >= windowSeconds / 4 && slope > 0 && forecast > x) {
                 double scale = x > 0 ? forecast / x : 1;
                 raised.put(m.model(), scale);
@@ -170,7 +177,7 @@ public final class DemandForecast {
     static Trend fit(ArrayDeque<double[]> window, double measurementSeconds) {
         int n = window.size();
         if (n < 3) {
-            return new Trend(0, 0, n == 0 ? 0 : window.peekLast()[1], n);
+            return Trend.flat(n == 0 ? 0 : window.peekLast()[1], n);
         }
         double t0 = window.peekLast()[0];
         double st = 0;
@@ -189,7 +196,7 @@ public final class DemandForecast {
             stx += dt * (p[1] - mx);
         }
         if (!(stt > 0)) {
-            return new Trend(0, 0, mx, n);
+            return Trend.flat(mx, n);
         }
         double age = -mt; // the centroid's time before t0
         double slope = stx / stt;
@@ -203,12 +210,12 @@ public final class DemandForecast {
         double span = window.peekLast()[0] - window.peekFirst()[0];
         if (measurementSeconds > 0) {
             if (span < 2 * measurementSeconds) {
-                return new Trend(slope, 0, intercept, n, mx, age);
+                return new Trend(slope, 0, n, mx, age);
             }
             se *= Math.sqrt(Math.max(1, measurementSeconds / (span / (n - 1))));
         }
         double t = se > 0 ? slope / se : slope > 0 ? Double.POSITIVE_INFINITY : slope < 0 ? Double.NEGATIVE_INFINITY : 0;
-        return new Trend(slope, t, intercept, n, mx, age);
+        return new Trend(slope, t, n, mx, age);
     }
 
     /**
@@ -237,6 +244,6 @@ public final class DemandForecast {
     /** The line through {@code model}'s window, device-seconds per second per second (for tests). */
     Trend trend(String model) {
         ArrayDeque<double[]> w = models.get(model);
-        return w == null ? new Trend(0, 0, 0, 0) : fit(w);
+        return w == null ? Trend.flat(0, 0) : fit(w);
     }
 }

@@ -161,9 +161,9 @@ class DemandForecastTest {
         DemandForecast.Trend t = DemandForecast.fit(w);
         double se = Math.sqrt(1.8 / 2 / 5);
         assertThat(t.confidentSlope(1)).isCloseTo(0.8 - se, org.assertj.core.data.Offset.offset(1e-12));
-        assertThat(t.confidentLevel(1, 0)).as("at the newest point, through the centroid")
+        assertThat(t.confidentLevelNow(1)).as("at the newest point, through the centroid")
                 .isCloseTo(2.5 + (0.8 - se) * 1.5, org.assertj.core.data.Offset.offset(1e-12));
-        assertThat(t.confidentLevel(0, 0)).isCloseTo(t.levelNow(), org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(t.confidentLevelNow(0)).isCloseTo(t.levelNow(), org.assertj.core.data.Offset.offset(1e-12));
         assertThat(t.confidentSlope(t.t() + 0.01)).as("not significant").isZero();
     }
 
