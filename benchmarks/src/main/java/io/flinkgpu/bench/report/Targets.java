@@ -342,19 +342,20 @@ public final class Targets {
 
     /**
      * How many ONNX Runtime sessions a job configuration ran at once on the CPU: its
-     * inference.execution-threads (its own options, else the run's -D options, else 1), at most
-     * {@code cores}.
+     * inference.execution-threads (its own options, else the run's -D options), else what the
+     * operator sizes from the CPU device where it is unset ({@code cores} of the benchmark's one
+     * task slot divided by the intra-op threads, at least 1); at most {@code cores}.
      */
     static int parallelSessions(Map<String, String> options, Map<String, String> userOptions, int cores) {
-        String key = io.flinkgpu.inference.operator.GpuInferenceOptions.EXECUTION_THREADS.key();
-        String v = options.getOrDefault(key, userOptions.get(key));
-        int threads = 1;
-        if (v != null) {
-            try {
-                threads = Integer.parseInt(v.trim());
-            } catch (NumberFormatException e) {
-                threads = 1;
-            }
+        Map<String, String> merged = new java.util.HashMap<>(userOptions);
+        merged.putAll(options);
+        int threads;
+        try {
+            threads = io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(
+                    org.apache.flink.configuration.Configuration.fromMap(merged))
+                    .executionThreads(io.flinkgpu.inference.device.DeviceKind.CPU, cores);
+        } catch (RuntimeException e) {
+            threads = 1; // options the job itself refuses: it did not run them
         }
         return Math.max(1, Math.min(threads, cores));
     }

@@ -90,6 +90,15 @@ public final class Deployments {
     }
 
     /**
+     * The Async I/O baseline's threads: as many as the job runs batches at once on the CPU
+     * (inference.execution-threads, else the cores of the one task slot the benchmark's local cluster has).
+     */
+    static int asyncThreads(Configuration c) {
+        return io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(c).executionThreads(
+                io.flinkgpu.inference.device.DeviceKind.CPU, io.flinkgpu.inference.operator.InferenceSettings.coresPerSlot(1));
+    }
+
+    /**
      * Kafka -> per-record ONNX Runtime -> Kafka, with the job's own state backend, checkpoint
      * interval and buffer timeout so that the only difference is how inference is called.
      */
@@ -115,8 +124,8 @@ public final class Deployments {
                 PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
         PerRecordInference inference = new PerRecordInference(modelFile);
         DataStream<Tuple2<byte[], byte[]>> out = async
-                ? AsyncDataStream.unorderedWait(in, new AsyncInference(inference,
-                        c.get(GpuInferenceOptions.EXECUTION_THREADS)), 30, TimeUnit.SECONDS, 100).returns(type)
+                ? AsyncDataStream.unorderedWait(in, new AsyncInference(inference, asyncThreads(c)), 30,
+                        TimeUnit.SECONDS, 100).returns(type)
                         .name("Async I/O ONNX Runtime per record")
                 : in.map(new MapInference(inference)).returns(type).name("Map ONNX Runtime per record");
         String responses = c.get(InferenceJobOptions.RESPONSES_TOPIC);

@@ -63,12 +63,20 @@ public final class SqlPredict {
      * The rows in flight that let ML_PREDICT fill batches as the job does: the job's operator takes
      * input until {@code max-enqueued-batches} full batches wait besides the one executing on each
      * execution thread, i.e. {@code max-batch-size x (max-enqueued-batches + execution-threads)}
-     * requests (160 at the defaults, where Flink's own default is 10, which would cap every batch
-     * at 10 rows).
+     * requests, the execution threads as the runtime counts them where the option is unset (192 at
+     * the defaults on a 2-core machine, where Flink's own default is 10, which would cap every
+     * batch at 10 rows).
      */
     public static int concurrency(ReadableConfig c) {
         return c.get(GpuInferenceOptions.MAX_BATCH_SIZE)
-                * (c.get(GpuInferenceOptions.MAX_ENQUEUED_BATCHES) + c.get(GpuInferenceOptions.EXECUTION_THREADS));
+                * (c.get(GpuInferenceOptions.MAX_ENQUEUED_BATCHES) + sharedRuntimeThreads(c));
+    }
+
+    /** The execution threads of the shared runtime {@code c} configures, on this machine. */
+    static int sharedRuntimeThreads(ReadableConfig c) {
+        io.flinkgpu.inference.operator.InferenceSettings s = io.flinkgpu.inference.operator.InferenceSettings
+                .fromConfiguration(c);
+        return s.executionThreads(s.device().kind(), io.flinkgpu.inference.operator.InferenceSettings.coresPerSlot(1));
     }
 
     /** The rows' codec for {@code model} of the repository in {@code c}. */

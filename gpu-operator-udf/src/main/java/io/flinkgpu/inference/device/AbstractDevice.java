@@ -68,14 +68,14 @@ abstract class AbstractDevice implements Device {
         memory.release(bytes);
     }
 
-    /** Runs the batch and counts its wall time as busy time. */
+    /** Runs the batch; the device is busy while at least one batch runs (overlapping runs count once). */
     @Override
     public <T> T execute(String model, int samples, Work<T> work) throws OrtException {
-        long started = System.nanoTime();
+        busy.begin();
         try {
             return work.run();
         } finally {
-            busy.busy(System.nanoTime() - started);
+            busy.end();
         }
     }
 

@@ -193,6 +193,19 @@ public record DeviceSettings(
         return createDevice(subtaskIndex, 0, List.of());
     }
 
+    /** The kind of device {@link #createDevice} makes on this machine ('auto' and 'cuda': a GPU when one is usable). */
+    public DeviceKind kind() {
+        switch (type) {
+            case "simulated":
+                return DeviceKind.SIMULATED;
+            case "cuda":
+            case "auto":
+                return CudaProbe.get().available() ? DeviceKind.CUDA : DeviceKind.CPU;
+            default:
+                return DeviceKind.CPU;
+        }
+    }
+
     /** As {@link #createDevice(int, int, List)} with the parallelism unknown: GPU {@code i mod count}. */
     public Device createDevice(int subtaskIndex, List<Integer> assignedGpus) {
         return createDevice(subtaskIndex, 0, assignedGpus);

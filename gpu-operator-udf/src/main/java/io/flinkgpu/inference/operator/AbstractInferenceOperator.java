@@ -39,6 +39,7 @@ import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -89,6 +90,8 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     private transient ModelReloader reloader;
     private transient DynamicBatcher<Pending<IN>> batcher;
     private transient ExecutorService executor;
+    /** Batches executed at once: the option, or sized from the device when the subtask opens. */
+    private transient int executionThreads;
     private transient Map<Long, Executing<IN>> executing;
     private transient long batchSequence;
     private transient long timerAtMillis;
@@ -272,7 +275,13 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         timerAtMillis = Long.MAX_VALUE;
         AtomicInteger threadNumber = new AtomicInteger();
         String threadPrefix = "gpu-inference-" + subtask + "-";
-        executor = Executors.newFixedThreadPool(settings.executionThreads(), r -> {
+        executionThreads = settings.executionThreads(device.kind(), InferenceSettings.coresPerSlot(
+                getContainingTask().getEnvironment().getTaskManagerInfo().getConfiguration()
+                        .get(TaskManagerOptions.NUM_TASK_SLOTS)));
+        LOG.info("Subtask {} executes up to {} batches at once on {}{}", subtask, executionThreads, device.id(),
+                settings.executionThreads() == InferenceSettings.THREADS_FROM_DEVICE
+                        ? " (" + GpuInferenceOptions.EXECUTION_THREADS.key() + " unset: sized from the device)" : "");
+        executor = Executors.newFixedThreadPool(executionThreads, r -> {
             Thread t = new Thread(r, threadPrefix + threadNumber.incrementAndGet());
             t.setDaemon(true);
             return t;
@@ -280,6 +289,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         metrics = new InferenceMetrics(getMetricGroup(), batcher::queuedRequests, () -> executing.size(),
                 cache::loadedCount, InferenceMetrics.ModelGauges.of(batcher::queuedSamples, batcher::latencyModel,
                         batcher::batchCap, cache::isLoaded));
+        metrics.executionThreads(executionThreads);
         loadTracker.set(metrics);
         String boardName = queueBoardName();
         if (boardName != null) {
@@ -422,7 +432,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
 
     /** Starts ready batches while execution threads are free; arms a timer for the next one. */
     private void dispatch() {
-        while (executing.size() < settings.executionThreads()) {
+        while (executing.size() < executionThreads) {
             Batch<Pending<IN>> batch = batcher.poll();
             emitExpired();
             if (batch == null) {

@@ -49,8 +49,14 @@ public final class GpuInferenceOptions {
 
     public static final ConfigOption<Integer> EXECUTION_THREADS = ConfigOptions.key("inference.execution-threads")
             .intType()
-            .defaultValue(1)
-            .withDescription("Batches executed concurrently per operator subtask (threads off the mailbox thread).");
+            .noDefaultValue()
+            .withDescription("Batches executed concurrently per operator subtask (threads off the mailbox thread), "
+                    + "at least 1. Unset (default): sized from the subtask's device when it opens: on the CPU, the "
+                    + "TaskManager's cores per task slot divided by inference.device.intra-op-threads (at least 1), "
+                    + "so that a long batch does not hold up the requests behind it while a core idles; on a CUDA "
+                    + "or simulated GPU, 2 (one batch's host work, stacking inputs and splitting outputs, overlaps "
+                    + "the other's run on the device). The SQL runtime, shared by a TaskManager's subtasks, counts "
+                    + "the TaskManager's cores. The count in use is the operator's executionThreads gauge.");
 
     public static final ConfigOption<String> DEVICE_TYPE = ConfigOptions.key("inference.device.type")
             .stringType()

@@ -3,6 +3,7 @@ package io.flinkgpu.inference.operator;
 import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.cache.ModelCacheSettings;
 import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.device.DeviceKind;
 import io.flinkgpu.inference.device.DeviceSettings;
 import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.model.ModelConfig;
@@ -28,10 +29,38 @@ public record InferenceSettings(
         int maxIsolatedCulprits,
         boolean queueAwareRouting) implements Serializable {
 
+    /** {@link #executionThreads} when inference.execution-threads is unset: sized from the device. */
+    public static final int THREADS_FROM_DEVICE = 0;
+
     public InferenceSettings {
-        if (executionThreads < 1) {
-            throw new IllegalArgumentException("execution threads must be at least 1");
+        if (executionThreads < THREADS_FROM_DEVICE) {
+            throw new IllegalArgumentException("execution threads must be at least 1 (or unset), got "
+                    + executionThreads);
         }
+    }
+
+    /**
+     * The batches one runtime executes at once on {@code device}: inference.execution-threads where
+     * it is set; otherwise, on the CPU, {@code cores} (the cores the runtime may count on) divided
+     * by the intra-op threads each run takes, at least 1; on a CUDA or simulated GPU, 2, so that one
+     * batch's host work (stacking inputs, splitting outputs) overlaps the other's run on the device.
+     */
+    public int executionThreads(DeviceKind kind, int cores) {
+        if (executionThreads != THREADS_FROM_DEVICE) {
+            return executionThreads;
+        }
+        if (kind == DeviceKind.CPU) {
+            return Math.max(1, cores / device.intraOpThreads());
+        }
+        return 2;
+    }
+
+    /**
+     * The cores one task slot of a TaskManager with {@code slots} slots may count on: the JVM's
+     * processors divided by the slots, at least 1.
+     */
+    public static int coresPerSlot(int slots) {
+        return Math.max(1, Runtime.getRuntime().availableProcessors() / Math.max(1, slots));
     }
 
     public static InferenceSettings fromConfiguration(ReadableConfig config) {
@@ -43,7 +72,7 @@ public record InferenceSettings(
         return new InferenceSettings(
                 config.get(GpuInferenceOptions.MODEL_REPOSITORY),
                 batching,
-                config.get(GpuInferenceOptions.EXECUTION_THREADS),
+                executionThreads(config),
                 new DeviceSettings(
                         config.get(GpuInferenceOptions.DEVICE_TYPE),
                         config.get(GpuInferenceOptions.DEVICE_MEMORY).getBytes(),
@@ -71,6 +100,15 @@ public record InferenceSettings(
                 config.get(GpuInferenceOptions.TENANTS_FILE),
                 config.get(GpuInferenceOptions.MAX_ISOLATED_CULPRITS),
                 config.get(GpuInferenceOptions.QUEUE_AWARE_ROUTING));
+    }
+
+    private static int executionThreads(ReadableConfig config) {
+        java.util.Optional<Integer> set = config.getOptional(GpuInferenceOptions.EXECUTION_THREADS);
+        if (set.isPresent() && set.get() < 1) {
+            throw new IllegalArgumentException(GpuInferenceOptions.EXECUTION_THREADS.key()
+                    + " must be at least 1 (unset: sized from the device), got " + set.get());
+        }
+        return set.orElse(THREADS_FROM_DEVICE);
     }
 
     /** The tenants: the configured file, else {@code tenants.json} in the repository, else unlimited. */

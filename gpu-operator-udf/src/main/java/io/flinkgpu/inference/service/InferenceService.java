@@ -95,6 +95,8 @@ public final class InferenceService {
     private ScheduledFuture<?> armed;
     private long armedAtNanos = Long.MAX_VALUE;
     private long batchesRun;
+    /** Batches executed at once: the option, or sized from the device. */
+    private final int executionThreads;
     private long timerWakeups;
 
     private record Pending(RequestAdmission.Admitted admitted, CompletableFuture<InferenceResponse> future,
@@ -130,11 +132,13 @@ public final class InferenceService {
                 id -> repository.resolveConfig(id).scheduling(), admission::tenantWeight, ticker);
         AtomicInteger threadNumber = new AtomicInteger();
         String prefix = "gpu-inference-shared-" + device.id() + "-";
-        this.executor = Executors.newFixedThreadPool(settings.executionThreads(), r -> daemon(r,
+        // shared by the TaskManager's subtasks on this device: it counts the TaskManager's cores
+        this.executionThreads = settings.executionThreads(device.kind(), InferenceSettings.coresPerSlot(1));
+        this.executor = Executors.newFixedThreadPool(executionThreads, r -> daemon(r,
                 prefix + threadNumber.incrementAndGet()));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, prefix + "timer"));
-        LOG.info("Shared inference runtime on {} opened (first user: subtask {}), batching {}", device.id(),
-                subtaskIndex, settings.batching());
+        LOG.info("Shared inference runtime on {} opened (first user: subtask {}), batching {}, {} execution threads",
+                device.id(), subtaskIndex, settings.batching(), executionThreads);
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -327,7 +331,7 @@ public final class InferenceService {
      */
     private List<Runnable> dispatch() {
         List<Runnable> answers = new ArrayList<>();
-        while (executing < settings.executionThreads()) {
+        while (executing < executionThreads) {
             Batch<Pending> batch = batcher.poll();
             collectExpired(answers);
             if (batch == null) {
@@ -359,7 +363,7 @@ public final class InferenceService {
     }
 
     private void arm() {
-        if (executing >= settings.executionThreads()) {
+        if (executing >= executionThreads) {
             // Every execution thread is busy: the next completion dispatches. A timer now would fire at
             // once (a ready batch is due) and find no free thread, again and again.
             return;

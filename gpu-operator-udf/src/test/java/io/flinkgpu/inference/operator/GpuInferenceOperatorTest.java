@@ -226,8 +226,9 @@ class GpuInferenceOperatorTest {
     @Test
     void backpressureStopsTakingInputUntilBatchesComplete() throws Exception {
         // One full batch may wait; more input must first let executing batches complete.
+        // (one execution thread: the bound below counts one executing batch)
         GpuInference inference = GpuInference.builder().modelRepository(REPO).maxBatchSize(4).maxEnqueuedBatches(1)
-                .maxQueueDelay(Duration.ofHours(1)).build();
+                .maxQueueDelay(Duration.ofHours(1)).executionThreads(1).build();
         Map<String, Integer> seen = new HashMap<>();
         try (var h = harness(inference)) {
             h.open();

@@ -223,8 +223,8 @@ class ModelCommandsOperatorTest {
         Path dir = Files.createDirectories(repo.resolve(MODEL).resolve("1"));
         Files.copy(TEST_MODELS.resolve(MODEL).resolve("1/model.onnx"), dir.resolve("model.onnx"));
         Files.copy(TEST_MODELS.resolve(MODEL).resolve("config.json"), repo.resolve(MODEL).resolve("config.json"));
-        // 50 ms per batch of at most 4: ten requests cannot all be answered at once
-        GpuInference g = GpuInference.builder().modelRepository(repo.toString()).maxBatchSize(4)
+        // 50 ms per batch of at most 4, one at a time: ten requests cannot all be answered at once
+        GpuInference g = GpuInference.builder().modelRepository(repo.toString()).maxBatchSize(4).executionThreads(1)
                 .simulatedDevices(1, MemorySize.parse("64m"), "50+0*b").build();
         io.flinkgpu.inference.control.QueueBoard board;
         try (var h = new Harness(g, "stage")) {

@@ -37,6 +37,8 @@ public final class MetricNames {
     public static final String ISOLATION_RUNS = "isolationRuns";
     public static final String QUEUED_REQUESTS = "queuedRequests";
     public static final String IN_FLIGHT_BATCHES = "inFlightBatches";
+    /** Batches a subtask executes at once (inference.execution-threads, or the count sized from its device). */
+    public static final String EXECUTION_THREADS = "executionThreads";
     public static final String LOADED_MODELS = "loadedModels";
     public static final String ERRORS = "errors";
     /** Of the job's parse operator: records decoded into requests (the rest are dead letters). */

@@ -97,6 +97,11 @@ public final class InferenceMetrics {
         group.gauge(MetricNames.LOADED_MODELS, loadedModels::getAsLong);
     }
 
+    /** Registers the gauge of the batches this subtask executes at once. */
+    public void executionThreads(int threads) {
+        group.gauge(MetricNames.EXECUTION_THREADS, () -> threads);
+    }
+
     /** Per-model metrics. */
     public final class ModelMetrics {
         final Counter requestsIn;

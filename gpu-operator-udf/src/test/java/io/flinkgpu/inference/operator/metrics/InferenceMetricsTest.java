@@ -73,6 +73,8 @@ class InferenceMetricsTest {
         assertThat(gauge(listener, "gpu_inference", "queuedRequests")).isEqualTo(7L);
         assertThat(gauge(listener, "gpu_inference", "inFlightBatches")).isEqualTo(2L);
         assertThat(gauge(listener, "gpu_inference", "loadedModels")).isEqualTo(1L);
+        metrics.executionThreads(2);
+        assertThat(gauge(listener, "gpu_inference", "executionThreads")).isEqualTo(2);
         assertThat(gauge(listener, append(model, "queuedSamples"))).isEqualTo(5L);
         assertThat(gauge(listener, append(model, "batchCap"))).isEqualTo(12);
         assertThat((Double) gauge(listener, append(model, "latencyModelAlphaUs"))).isCloseTo(2000.0,
