@@ -72,8 +72,13 @@ class BenchmarkSmokeTest {
             assertThat(cpu.path("job_operator_mailbox").asDouble()).as(config).isPositive();
             assertThat(cpu.path("job_inference_threads").asDouble()).as(config).isPositive();
         }
+        // max-batch-size x (max-enqueued-batches + execution threads): 32 x (4 + the threads the runtime sizes
+        // from the device, the machine's cores on the CPU)
+        int threads = io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(
+                new org.apache.flink.configuration.Configuration()).device().kind()
+                == io.flinkgpu.inference.device.DeviceKind.CPU ? Runtime.getRuntime().availableProcessors() : 2;
         assertThat(image.path("configs").path("sql-batched").path("options").path(
-                "bench.sql.max-concurrent-operations").asText()).isEqualTo("160");
+                "bench.sql.max-concurrent-operations").asText()).isEqualTo(String.valueOf(32 * (4 + threads)));
 
         // CPU per request, split by thread, on every point of every configuration
         for (String config : new String[] {"job-batching-off", "job-batching-default", "sql-batched", "sql-batch1",
