@@ -73,10 +73,11 @@ class BenchmarkSmokeTest {
             assertThat(cpu.path("job_inference_threads").asDouble()).as(config).isPositive();
         }
         // max-batch-size x (max-enqueued-batches + execution threads): 32 x (4 + the threads the runtime sizes
-        // from the device, the machine's cores on the CPU)
+        // from the device, on the CPU the machine's cores less one)
         int threads = io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(
                 new org.apache.flink.configuration.Configuration()).device().kind()
-                == io.flinkgpu.inference.device.DeviceKind.CPU ? Runtime.getRuntime().availableProcessors() : 2;
+                == io.flinkgpu.inference.device.DeviceKind.CPU
+                ? Math.max(1, Runtime.getRuntime().availableProcessors() - 1) : 2;
         assertThat(image.path("configs").path("sql-batched").path("options").path(
                 "bench.sql.max-concurrent-operations").asText()).isEqualTo(String.valueOf(32 * (4 + threads)));
 

@@ -344,7 +344,7 @@ public final class Targets {
      * How many ONNX Runtime sessions a job configuration ran at once on the CPU: its
      * inference.execution-threads (its own options, else the run's -D options), else what the
      * operator sizes from the CPU device where it is unset ({@code cores} of the benchmark's one
-     * task slot divided by the intra-op threads, at least 1); at most {@code cores}.
+     * task slot less one, divided by the intra-op threads, at least 1); at most {@code cores}.
      */
     static int parallelSessions(Map<String, String> options, Map<String, String> userOptions, int cores) {
         Map<String, String> merged = new java.util.HashMap<>(userOptions);

@@ -112,7 +112,7 @@ public final class BenchmarkRunner {
                 "MapFunction calling ONNX Runtime once per record"));
         all.add(new SutConfig("flink-async", "per-record", Deployments.Kind.FLINK_ASYNC, Map.of(),
                 "Async I/O (unordered, capacity 100) calling ONNX Runtime once per record on as many threads "
-                        + "as the job runs batches (inference.execution-threads, else the CPU's count: cores per slot)"));
+                        + "as the job runs batches (inference.execution-threads, else the CPU's count: cores per slot less one)"));
         all.add(new SutConfig("job-batching-off", "batching-off", Deployments.Kind.JOB,
                 Map.of("inference.batching.max-batch-size", "1"), "InferenceJob, -Dinference.batching.max-batch-size=1"));
         all.add(new SutConfig("job-batching-default", "batching", Deployments.Kind.JOB, Map.of(),

@@ -91,7 +91,8 @@ public final class Deployments {
 
     /**
      * The Async I/O baseline's threads: as many as the job runs batches at once on the CPU
-     * (inference.execution-threads, else the cores of the one task slot the benchmark's local cluster has).
+     * (inference.execution-threads, else what the job sizes from the cores of the one task slot the
+     * benchmark's local cluster has).
      */
     static int asyncThreads(Configuration c) {
         return io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(c).executionThreads(

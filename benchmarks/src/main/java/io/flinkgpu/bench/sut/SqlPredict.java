@@ -63,7 +63,7 @@ public final class SqlPredict {
      * The rows in flight that let ML_PREDICT fill batches as the job does: the job's operator takes
      * input until {@code max-enqueued-batches} full batches wait besides the one executing on each
      * execution thread, i.e. {@code max-batch-size x (max-enqueued-batches + execution-threads)}
-     * requests, the execution threads as the runtime counts them where the option is unset (192 at
+     * requests, the execution threads as the runtime counts them where the option is unset (160 at
      * the defaults on a 2-core machine, where Flink's own default is 10, which would cap every
      * batch at 10 rows).
      */

@@ -74,11 +74,11 @@ class RooflineTest {
     @Test
     void aJobRunningSeveralBatchesAtOnceIsBoundedBySeveralCeilings() {
         String key = "inference.execution-threads";
-        // unset: what the operator sizes from the CPU device, the cores over the intra-op threads
-        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 2)).isEqualTo(2);
-        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 1)).isEqualTo(1);
+        // unset: what the operator sizes from the CPU device, the cores less one over the intra-op threads
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 2)).isEqualTo(1);
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 4)).isEqualTo(3);
         assertThat(Targets.parallelSessions(java.util.Map.of("inference.device.intra-op-threads", "2"),
-                java.util.Map.of(), 2)).isEqualTo(1);
+                java.util.Map.of(), 4)).isEqualTo(1);
         assertThat(Targets.parallelSessions(java.util.Map.of(key, "2"), java.util.Map.of(), 2)).isEqualTo(2);
         // the configuration's own option wins over the run's -D option; never more than the cores
         assertThat(Targets.parallelSessions(java.util.Map.of(key, "1"), java.util.Map.of(key, "4"), 8)).isEqualTo(1);

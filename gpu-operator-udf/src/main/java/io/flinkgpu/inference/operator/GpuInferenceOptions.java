@@ -52,8 +52,9 @@ public final class GpuInferenceOptions {
             .noDefaultValue()
             .withDescription("Batches executed concurrently per operator subtask (threads off the mailbox thread), "
                     + "at least 1. Unset (default): sized from the subtask's device when it opens: on the CPU, the "
-                    + "TaskManager's cores per task slot divided by inference.device.intra-op-threads (at least 1), "
-                    + "so that a long batch does not hold up the requests behind it while a core idles; on a CUDA "
+                    + "TaskManager's cores per task slot less one (kept for the task's own mailbox and Kafka "
+                    + "threads), divided by inference.device.intra-op-threads, at least 1 (so 1 with 2 cores per "
+                    + "slot; set 2 there for models whose long batches would hold up short ones); on a CUDA "
                     + "or simulated GPU, 2 (one batch's host work, stacking inputs and splitting outputs, overlaps "
                     + "the other's run on the device). The SQL runtime, shared by a TaskManager's subtasks, counts "
                     + "the TaskManager's cores. The count in use is the operator's executionThreads gauge.");

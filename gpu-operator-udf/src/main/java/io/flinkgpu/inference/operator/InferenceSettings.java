@@ -41,16 +41,17 @@ public record InferenceSettings(
 
     /**
      * The batches one runtime executes at once on {@code device}: inference.execution-threads where
-     * it is set; otherwise, on the CPU, {@code cores} (the cores the runtime may count on) divided
-     * by the intra-op threads each run takes, at least 1; on a CUDA or simulated GPU, 2, so that one
-     * batch's host work (stacking inputs, splitting outputs) overlaps the other's run on the device.
+     * it is set; otherwise, on the CPU, {@code cores} (the cores the runtime may count on) less one
+     * for the task's own threads (its mailbox, Kafka fetcher and producer), divided by the intra-op
+     * threads each run takes, at least 1; on a CUDA or simulated GPU, 2, so that one batch's host
+     * work (stacking inputs, splitting outputs) overlaps the other's run on the device.
      */
     public int executionThreads(DeviceKind kind, int cores) {
         if (executionThreads != THREADS_FROM_DEVICE) {
             return executionThreads;
         }
         if (kind == DeviceKind.CPU) {
-            return Math.max(1, cores / device.intraOpThreads());
+            return Math.max(1, (cores - 1) / device.intraOpThreads());
         }
         return 2;
     }

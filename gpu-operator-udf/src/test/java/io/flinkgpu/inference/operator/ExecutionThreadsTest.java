@@ -39,12 +39,14 @@ class ExecutionThreadsTest {
     void unsetTheCountComesFromTheDevice() {
         InferenceSettings unset = settings(Map.of());
         assertThat(unset.executionThreads()).isEqualTo(InferenceSettings.THREADS_FROM_DEVICE);
-        // the CPU: the cores the runtime may count on over the cores one run takes
-        assertThat(unset.executionThreads(DeviceKind.CPU, 4)).isEqualTo(4);
+        // the CPU: the cores the runtime may count on, less one for the task's own threads, over the
+        // cores one run takes
+        assertThat(unset.executionThreads(DeviceKind.CPU, 4)).isEqualTo(3);
+        assertThat(unset.executionThreads(DeviceKind.CPU, 2)).isEqualTo(1);
         assertThat(unset.executionThreads(DeviceKind.CPU, 1)).isEqualTo(1);
         InferenceSettings twoIntraOp = settings(Map.of("inference.device.intra-op-threads", "2"));
-        assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 4)).isEqualTo(2);
-        assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 3)).isEqualTo(1);
+        assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 5)).isEqualTo(2);
+        assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 4)).isEqualTo(1);
         assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 1)).isEqualTo(1);
         // a GPU, real or simulated: two, whatever the host's cores
         assertThat(unset.executionThreads(DeviceKind.CUDA, 1)).isEqualTo(2);
