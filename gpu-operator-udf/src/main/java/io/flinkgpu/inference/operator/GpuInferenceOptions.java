@@ -55,8 +55,8 @@ public final class GpuInferenceOptions {
                     + "TaskManager's cores per task slot less one (kept for the task's own mailbox and Kafka "
                     + "threads), divided by inference.device.intra-op-threads, at least 1 (so 1 with 2 cores per "
                     + "slot; set 2 there for models whose long batches would hold up short ones); on a CUDA "
-                    + "or simulated GPU, 2 (one batch's host work, stacking inputs and splitting outputs, overlaps "
-                    + "the other's run on the device). The SQL runtime, shared by a TaskManager's subtasks, counts "
+                    + "or simulated GPU, 1 (one instance per GPU: while the device is busy the next batch grows in "
+                    + "the queue). The SQL runtime, shared by a TaskManager's subtasks, counts "
                     + "the TaskManager's cores. The count in use is the operator's executionThreads gauge.");
 
     public static final ConfigOption<String> DEVICE_TYPE = ConfigOptions.key("inference.device.type")

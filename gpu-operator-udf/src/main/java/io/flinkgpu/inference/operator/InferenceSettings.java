@@ -43,8 +43,9 @@ public record InferenceSettings(
      * The batches one runtime executes at once on {@code device}: inference.execution-threads where
      * it is set; otherwise, on the CPU, {@code cores} (the cores the runtime may count on) less one
      * for the task's own threads (its mailbox, Kafka fetcher and producer), divided by the intra-op
-     * threads each run takes, at least 1; on a CUDA or simulated GPU, 2, so that one batch's host
-     * work (stacking inputs, splitting outputs) overlaps the other's run on the device.
+     * threads each run takes, at least 1; on a CUDA or simulated GPU, 1 (one instance per GPU, as
+     * Triton's default: while the device is busy, the next batch keeps growing in the queue instead
+     * of being cut for a second thread that would only wait for the device).
      */
     public int executionThreads(DeviceKind kind, int cores) {
         if (executionThreads != THREADS_FROM_DEVICE) {
@@ -53,7 +54,7 @@ public record InferenceSettings(
         if (kind == DeviceKind.CPU) {
             return Math.max(1, (cores - 1) / device.intraOpThreads());
         }
-        return 2;
+        return 1;
     }
 
     /**

@@ -48,9 +48,9 @@ class ExecutionThreadsTest {
         assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 5)).isEqualTo(2);
         assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 4)).isEqualTo(1);
         assertThat(twoIntraOp.executionThreads(DeviceKind.CPU, 1)).isEqualTo(1);
-        // a GPU, real or simulated: two, whatever the host's cores
-        assertThat(unset.executionThreads(DeviceKind.CUDA, 1)).isEqualTo(2);
-        assertThat(unset.executionThreads(DeviceKind.SIMULATED, 64)).isEqualTo(2);
+        // a GPU, real or simulated: one, whatever the host's cores
+        assertThat(unset.executionThreads(DeviceKind.CUDA, 8)).isEqualTo(1);
+        assertThat(unset.executionThreads(DeviceKind.SIMULATED, 64)).isEqualTo(1);
     }
 
     @Test
@@ -118,12 +118,12 @@ class ExecutionThreadsTest {
     }
 
     @Test
-    void onASimulatedGpuTwoBatchesStartAtOnceUnlessTheOptionSaysOne() throws Exception {
-        // unset: two execution threads, so "b" starts as "a" does
+    void onASimulatedGpuOneBatchRunsAtATimeUnlessTheOptionSaysMore() throws Exception {
+        // unset: one execution thread, so "b" waits for "a"'s whole 150 ms run
         List<Double> sized = queueWaits(inference(null));
-        List<Double> one = queueWaits(inference(1));
-        // one thread: "b" waits for "a"'s whole 150 ms run
-        assertThat(one.get(1) - one.get(0)).isGreaterThan(120);
-        assertThat(sized.get(1) - sized.get(0)).isLessThan(60);
+        assertThat(sized.get(1) - sized.get(0)).isGreaterThan(120);
+        // two: "b" starts as "a" does
+        List<Double> two = queueWaits(inference(2));
+        assertThat(two.get(1) - two.get(0)).isLessThan(60);
     }
 }
