@@ -42,6 +42,11 @@ public final class BenchmarkMain implements Callable<Integer> {
             + "the onnx model provider at the job's max-batch-size and at 1) (default: all).")
     List<String> configs = new ArrayList<>();
 
+    @Option(names = "--reverse-order", description = "Run the configurations in reverse order (the report keeps "
+            + "the usual one). In side-by-side runs the first configuration after the JVM warm-up measured worse "
+            + "whichever it was: compare two configurations with runs in both orders.")
+    boolean reverseOrder;
+
     @Option(names = "--out", description = "Directory for this run's files (default: benchmarks/target/"
             + "benchmark-results/<run id>).")
     Path out;
@@ -106,6 +111,7 @@ public final class BenchmarkMain implements Callable<Integer> {
                 + "exec:exec -Dbench.args=\"" + String.join(" ", args) + "\"";
         System.out.println("Benchmark run " + runId + " -> " + runDir);
         BenchmarkRunner runner = new BenchmarkRunner(settings, repo, options, configs, System.out);
+        runner.reverseOrder(reverseOrder);
         var results = runner.run(chosen);
         Map<String, Object> doc = Report.write(runDir, runId, settings, command, reproduce, started, runner, results,
                 options);

@@ -96,6 +96,8 @@ public final class BenchmarkRunner {
     /** The JVM warm-up's load point (not measured), or null where the mode has none. */
     public PointResult warmUp;
 
+    private boolean reverseOrder;
+
     public BenchmarkRunner(BenchmarkSettings settings, Path repo, Map<String, String> userOptions,
             List<String> configNames, PrintStream out) {
         this.settings = settings;
@@ -105,7 +107,25 @@ public final class BenchmarkRunner {
         this.out = out;
     }
 
-    /** The configurations to compare, in the order they run. */
+    /**
+     * Runs the configurations in reverse order (the report keeps the usual one): in side-by-side
+     * runs the first configuration after the JVM warm-up measured worse whichever it was, so a
+     * comparison of two configurations needs runs in both orders.
+     */
+    public void reverseOrder(boolean reverse) {
+        this.reverseOrder = reverse;
+    }
+
+    /** The order {@code configs} run in: as listed, or reversed. */
+    static List<SutConfig> runOrder(List<SutConfig> configs, boolean reversed) {
+        List<SutConfig> order = new ArrayList<>(configs);
+        if (reversed) {
+            java.util.Collections.reverse(order);
+        }
+        return order;
+    }
+
+    /** The configurations to compare, in the order they are reported (and run, unless reversed). */
     public List<SutConfig> configs() {
         List<SutConfig> all = new ArrayList<>();
         all.add(new SutConfig("flink-map", "per-record", Deployments.Kind.FLINK_MAP, Map.of(),
@@ -240,8 +260,10 @@ public final class BenchmarkRunner {
         }
         List<SutConfig> configs = configs();
         for (SutConfig config : configs) {
-            ConfigResult r = new ConfigResult(config);
-            result.configs.put(config.name(), r);
+            result.configs.put(config.name(), new ConfigResult(config)); // the report keeps the usual order
+        }
+        for (SutConfig config : runOrder(configs, reverseOrder)) {
+            ConfigResult r = result.configs.get(config.name());
             try {
                 runConfig(kafka, scenario, modelFile, r, result);
             } catch (Exception e) {
