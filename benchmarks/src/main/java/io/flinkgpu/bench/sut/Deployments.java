@@ -95,8 +95,19 @@ public final class Deployments {
      * benchmark's local cluster has).
      */
     static int asyncThreads(Configuration c) {
-        return io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(c).executionThreads(
-                io.flinkgpu.inference.device.DeviceKind.CPU, io.flinkgpu.inference.operator.InferenceSettings.coresPerSlot(1));
+        return executionThreads(c, io.flinkgpu.inference.device.DeviceKind.CPU);
+    }
+
+    /**
+     * The batches a runtime configured by {@code c} executes at once on {@code kind} (null: the
+     * device {@code c} configures on this machine), in the benchmark's local cluster of one task slot.
+     */
+    static int executionThreads(org.apache.flink.configuration.ReadableConfig c,
+            io.flinkgpu.inference.device.DeviceKind kind) {
+        io.flinkgpu.inference.operator.InferenceSettings s =
+                io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(c);
+        return s.executionThreads(kind == null ? s.device().kind() : kind,
+                io.flinkgpu.inference.operator.InferenceSettings.coresPerSlot(1));
     }
 
     /**

@@ -72,11 +72,9 @@ public final class SqlPredict {
                 * (c.get(GpuInferenceOptions.MAX_ENQUEUED_BATCHES) + sharedRuntimeThreads(c));
     }
 
-    /** The execution threads of the shared runtime {@code c} configures, on this machine. */
+    /** The execution threads of the shared runtime {@code c} configures, on this machine's device. */
     static int sharedRuntimeThreads(ReadableConfig c) {
-        io.flinkgpu.inference.operator.InferenceSettings s = io.flinkgpu.inference.operator.InferenceSettings
-                .fromConfiguration(c);
-        return s.executionThreads(s.device().kind(), io.flinkgpu.inference.operator.InferenceSettings.coresPerSlot(1));
+        return Deployments.executionThreads(c, null);
     }
 
     /** The rows' codec for {@code model} of the repository in {@code c}. */
