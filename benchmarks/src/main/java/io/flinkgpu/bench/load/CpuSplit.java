@@ -18,9 +18,19 @@ import java.util.Map;
  * @param threadsStarted threads first seen after the start (all their CPU time counts)
  * @param threadsEnded threads seen during the point that had ended by its end (their CPU time
  *     counts up to the last reading that saw them)
+ * @param compileSeconds how long the JIT compilers spent compiling during the point (the JVM's
+ *     accumulated compilation time, summed over its compiler threads; NaN where the JVM does not
+ *     report it): part of the unattributed time, and a sign that the point measured code still
+ *     being compiled
  */
 public record CpuSplit(long answers, double seconds, double processUs, double jobUs, Map<String, Double> partsUs,
-        double unattributedUs, double processCpuSeconds, int threadsStarted, int threadsEnded) {
+        double unattributedUs, double processCpuSeconds, int threadsStarted, int threadsEnded,
+        double compileSeconds) {
+
+    /** The JIT compilers' busy time over the point's span, in cores (NaN where not reported). */
+    public double compilerCores() {
+        return seconds > 0 ? compileSeconds / seconds : Double.NaN;
+    }
 
     /** The figure of part {@code key}, or NaN. */
     public double part(String key) {

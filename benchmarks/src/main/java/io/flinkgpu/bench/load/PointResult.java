@@ -55,6 +55,22 @@ public record PointResult(String mode, double offered, double seconds, long sent
         return otherCores > CONTENDED_OTHER_CORES;
     }
 
+    /** The JIT compilers busy for more than this many cores during a point mark it as compiling. */
+    public static final double COMPILING_CORES = 0.1;
+
+    /** The JIT compilers' busy time during this point in cores, NaN where not measured. */
+    public double compilerCores() {
+        return cpuPerRequest == null ? Double.NaN : cpuPerRequest.compilerCores();
+    }
+
+    /**
+     * Whether the JVM was still compiling code while this point ran: on two cores a compiler
+     * thread takes CPU from the system under test, so such a point understates it.
+     */
+    public boolean compiling() {
+        return compilerCores() > COMPILING_CORES;
+    }
+
     /** This result with the CPU used by the benchmark JVM and by other processes while it ran. */
     public PointResult withCpu(double benchmark, double other) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
@@ -158,6 +174,7 @@ public record PointResult(String mode, double offered, double seconds, long sent
                 throughput, p50, p99, sloMs, attainment * 100, Double.isNaN(meanBatch) ? 0.0 : meanBatch,
                 pass ? "PASS" : "FAIL", stable ? "" : " (unstable)",
                 lost > 0 ? " lost " + lost : "") + (errors > 0 ? " errors " + errors : "")
-                + (contended() ? String.format(" CONTENDED (other processes used %.1f cores)", otherCores) : "");
+                + (contended() ? String.format(" CONTENDED (other processes used %.1f cores)", otherCores) : "")
+                + (compiling() ? String.format(" COMPILING (the JIT busy %.2f cores)", compilerCores()) : "");
     }
 }

@@ -155,6 +155,7 @@ public final class ThreadCpu {
         private final long driver;
         private final long startNanos;
         private final long startProcess;
+        private final long startCompileMs = compileMillis();
         /** thread id -> CPU nanoseconds at the first reading that saw it (0 for threads started after the start). */
         private final Map<Long, Long> first = new HashMap<>();
         private final Map<Long, Long> last = new HashMap<>();
@@ -247,7 +248,14 @@ public final class ThreadCpu {
                 job += p.ofJob() ? byPart[p.ordinal()] * per : 0;
             }
             return new CpuSplit(answers, (endNanos - startNanos) / 1e9, process * per, job,
-                    out, Math.max(0, process - threads) * per, process / 1e9, started, ended);
+                    out, Math.max(0, process - threads) * per, process / 1e9, started, ended,
+                    startCompileMs < 0 ? Double.NaN : (compileMillis() - startCompileMs) / 1e3);
+        }
+
+        /** The JVM's accumulated JIT compilation time in milliseconds, or -1 where it is not reported. */
+        static long compileMillis() {
+            java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+            return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
         }
 
         private static long processCpuNanos() {

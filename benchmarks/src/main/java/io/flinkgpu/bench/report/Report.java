@@ -92,16 +92,20 @@ public final class Report {
         doc.put("scenarios", scenarios);
         long points = 0;
         long contended = 0;
+        long compiling = 0;
         for (ScenarioResult s : results) {
             for (ConfigResult r : s.configs.values()) {
                 for (PointResult p : r.openPoints()) {
                     points++;
                     contended += p.contended() ? 1 : 0;
+                    compiling += p.compiling() ? 1 : 0;
                 }
             }
         }
         doc.put("load_points", points);
         doc.put("contended_load_points", contended);
+        doc.put("compiling_load_points", compiling);
+        doc.put("jvm_warm_up", runner.warmUps);
         doc.put("targets", targets);
         mapper().writeValue(dir.resolve(RESULT_FILE).toFile(), doc);
         Files.writeString(dir.resolve(REPORT_FILE), markdown(doc, results, targets, runner));
@@ -358,11 +362,21 @@ public final class Report {
                 .append(machine.get("java_version")).append(", ").append(machine.get("os")).append(". Versions: ")
                 .append(doc.get("versions")).append(". Everything (Kafka broker, Flink MiniCluster, load generator) "
                         + "runs in one JVM on this machine.\n\n");
-        if (runner.warmUp != null) {
-            md.append("JVM warm-up, not measured: the job with its default options ran at ")
-                    .append(f(runner.warmUp.offered(), 0)).append(" requests/s for ")
-                    .append(runner.settings().jvmWarmup().toSeconds()).append(" s before the Kafka floor and the first "
-                            + "configuration, so that none of them pays for compiling the code they share.\n\n");
+        if (!runner.warmUps.isEmpty()) {
+            md.append("JVM warm-up, not measured: before each scenario's first measurement the job with its default "
+                    + "options ran, in the first scenario open loop for ").append(runner.settings().jvmWarmup().toSeconds())
+                    .append(" s, then in closed-loop phases until the JIT compilers were busy for at most ")
+                    .append(PointResult.COMPILING_CORES).append(" cores over a phase, so that no configuration pays "
+                            + "for compiling the code they share:");
+            for (BenchmarkRunner.WarmUp w : runner.warmUps) {
+                md.append(" ").append(w.scenario()).append(" ").append(f(w.seconds(), 0)).append(" s, ")
+                        .append(w.phases()).append(w.phases() == 1 ? " phase" : " phases").append(" of ")
+                        .append(w.outstanding()).append(" outstanding, ")
+                        .append(w.settled() ? "settled" : "**not settled**").append(" (last phase ")
+                        .append(f(w.lastCompilerCores(), 2)).append(" cores);");
+            }
+            md.setLength(md.length() - 1);
+            md.append(".\n\n");
         }
         if (runner.kafkaEcho != null) {
             md.append("Kafka floor (produce -> consume on one topic, one request at a time): p50 ")
@@ -370,18 +384,22 @@ public final class Report {
                     .append(" ms. The job's path has two such hops.\n\n");
         }
         long contended = 0;
+        long compiling = 0;
         long points = 0;
         for (ScenarioResult s : results) {
             for (ConfigResult r : s.configs.values()) {
                 for (PointResult p : r.openPoints()) {
                     points++;
                     contended += p.contended() ? 1 : 0;
+                    compiling += p.compiling() ? 1 : 0;
                 }
             }
         }
         md.append("Contention: ").append(contended).append(" of ").append(points).append(" load points ran while other "
                 + "processes used more than ").append(PointResult.CONTENDED_OTHER_CORES).append(" cores (marked "
-                + "**contended** below; their numbers understate what this machine can do).\n\n");
+                + "**contended** below; their numbers understate what this machine can do). ").append(compiling)
+                .append(" of ").append(points).append(" ran while the JIT compilers were busy for more than ")
+                .append(PointResult.COMPILING_CORES).append(" cores (marked **compiling** below; the same).\n\n");
         for (ScenarioResult s : results) {
             md.append("## ").append(s.scenario.name()).append("\n\n").append(s.scenario.description()).append(".\n\n");
             md.append("SLO: p99 <= ").append(f(s.scenario.sloMs(), 0)).append(" ms end to end. ")
@@ -450,7 +468,8 @@ public final class Report {
                                     + f(p.stages().outsideP99(), 2)).append(" | ").append(p.stable() ? "yes" : "no")
                             .append(" | ").append(p.pass() ? "yes" : "**no**").append(" | ")
                             .append(f(p.benchmarkCores(), 2)).append(" / ").append(f(p.otherCores(), 2))
-                            .append(p.contended() ? " **contended**" : "").append(" | ")
+                            .append(p.contended() ? " **contended**" : "")
+                            .append(p.compiling() ? " **compiling**" : "").append(" | ")
                             .append(p.cpuPerRequest() == null ? "-" : f(p.cpuPerRequest().processUs(), 0) + " / "
                                     + f(p.cpuPerRequest().jobUs(), 0)).append(" |\n");
                 }

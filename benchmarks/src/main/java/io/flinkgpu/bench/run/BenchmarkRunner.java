@@ -93,8 +93,26 @@ public final class BenchmarkRunner {
     private int runIds;
     private int topicIds;
     public PointResult kafkaEcho;
-    /** The JVM warm-up's load point (not measured), or null where the mode has none. */
-    public PointResult warmUp;
+
+    /**
+     * The warm-up before a scenario's first measurement, not measured: the job with its default
+     * options, first (first scenario only) open loop at {@code openRate} for {@code openSeconds},
+     * then closed-loop phases of {@code outstanding} requests until the JIT compilers were busy for
+     * at most {@link PointResult#COMPILING_CORES} cores over a phase ({@code settled}) or
+     * {@link #MAX_SETTLE_PHASES} phases ran.
+     */
+    public record WarmUp(String scenario, double openRate, double openSeconds, int outstanding, int phases,
+            double seconds, double lastCompilerCores, boolean settled) {}
+
+    /** The most closed-loop phases a warm-up runs while the JIT is still compiling. */
+    static final int MAX_SETTLE_PHASES = 20;
+
+    /** One closed-loop phase of a warm-up: about four seconds of load, then the drain. */
+    private static final RunSpec SETTLE_PHASE = new RunSpec(Duration.ofSeconds(1), Duration.ofSeconds(1),
+            RunSpec.STABLE_WINDOWS, RunSpec.STABLE_WINDOWS, Duration.ofSeconds(5), 1.0);
+
+    /** Every scenario's warm-up, in run order; empty where the mode has none. */
+    public final List<WarmUp> warmUps = new ArrayList<>();
 
     private boolean reverseOrder;
 
@@ -197,34 +215,57 @@ public final class BenchmarkRunner {
         // The broker's threads (and the threads they start) run in a thread group of their own, so
         // that their CPU time is told apart from the job's and the load generator's.
         try (EmbeddedKafka kafka = ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, EmbeddedKafka::start)) {
-            if (!settings.jvmWarmup().isZero()) {
-                warmUp(kafka, scenarios.get(0));
-            }
-            kafkaEcho = kafkaFloor(kafka, scenarios.get(0));
-            out.println("Kafka floor (produce -> consume, 1 outstanding): " + kafkaEcho.line());
-            for (Scenario scenario : scenarios) {
-                results.add(runScenario(kafka, scenario));
+            for (int i = 0; i < scenarios.size(); i++) {
+                results.add(runScenario(kafka, scenarios.get(i), i == 0));
             }
         }
         return results;
     }
 
     /**
-     * Runs the job with its default options under open-loop load for {@link BenchmarkSettings#jvmWarmup()}
-     * and discards the result: the configuration measured first no longer pays for compiling the code
-     * every configuration shares.
+     * Runs the job with its default options under load and discards the result, so that the
+     * configuration measured first does not pay for compiling the code every configuration shares:
+     * in the first scenario open loop for {@link BenchmarkSettings#jvmWarmup()}, then, in every
+     * scenario, closed-loop phases at twice the largest batch until the JIT compilers settle. A
+     * fixed warm-up alone left the compilers busy for most of a core through the first
+     * configuration's first minute, and that configuration measured worse whichever it was.
      */
-    private void warmUp(EmbeddedKafka kafka, Scenario scenario) throws Exception {
+    private void warmUp(EmbeddedKafka kafka, Scenario scenario, boolean first) throws Exception {
         double rate = 2 * scenario.startRate(); // under what a cold JVM serves: a backlog would only delay the floor
-        out.printf("JVM warm-up (not measured): the job with its default options, %s, %.0f requests/s for %d s ...%n",
-                scenario.name(), rate, settings.jvmWarmup().toSeconds());
+        Duration open = first ? settings.jvmWarmup() : Duration.ZERO;
+        int outstanding = 2 * Configuration.fromMap(userOptions).get(GpuInferenceOptions.MAX_BATCH_SIZE);
+        out.printf("JVM warm-up (not measured): the job with its default options, %s, %s%d outstanding until the JIT "
+                + "compilers settle ...%n", scenario.name(),
+                open.isZero() ? "" : String.format("%.0f requests/s for %d s, then ", rate, open.toSeconds()), outstanding);
         SutConfig warm = new SutConfig("jvm-warm-up", "warm-up", Deployments.Kind.JOB, Map.of(), "not measured");
-        RunSpec spec = new RunSpec(settings.jvmWarmup(), Duration.ofSeconds(1), RunSpec.STABLE_WINDOWS,
-                RunSpec.STABLE_WINDOWS, Duration.ofSeconds(5), 1.0);
         withJob(kafka, scenario, scenario.modelFile(repo), warm, (target, meter) -> {
-            warmUp = LoadDriver.openLoop(target, runIds++, rate, spec, scenario.sloMs(), 1L, null);
-            out.println("    warm-up: " + warmUp.line());
+            long start = System.nanoTime();
+            if (!open.isZero()) {
+                RunSpec spec = new RunSpec(open, Duration.ofSeconds(1), RunSpec.STABLE_WINDOWS,
+                        RunSpec.STABLE_WINDOWS, Duration.ofSeconds(5), 1.0);
+                PointResult p = LoadDriver.openLoop(target, runIds++, rate, spec, scenario.sloMs(), 1L, null);
+                out.println("    warm-up: " + p.line());
+            }
+            int phases = 0;
+            double compiler = Double.NaN;
+            boolean settled = false;
+            while (phases < MAX_SETTLE_PHASES && !settled) {
+                PointResult p = LoadDriver.closedLoop(target, runIds++, outstanding, SETTLE_PHASE, scenario.sloMs(),
+                        null);
+                phases++;
+                compiler = p.compilerCores();
+                settled = settled(compiler);
+                out.printf("    warm-up phase %d: %s; JIT compilers %.2f cores%n", phases, p.line(), compiler);
+            }
+            warmUps.add(new WarmUp(scenario.name(), open.isZero() ? 0 : rate, open.toSeconds(), outstanding, phases,
+                    (System.nanoTime() - start) / 1e9, compiler, settled));
         });
+    }
+
+    /** Whether a warm-up phase whose JIT compilers were busy for {@code compilerCores} ends the warm-up. */
+    static boolean settled(double compilerCores) {
+        // a JVM that does not report compilation time cannot tell: one phase, then on
+        return Double.isNaN(compilerCores) || compilerCores <= PointResult.COMPILING_CORES;
     }
 
     private PointResult kafkaFloor(EmbeddedKafka kafka, Scenario scenario) throws Exception {
@@ -236,9 +277,16 @@ public final class BenchmarkRunner {
         }
     }
 
-    private ScenarioResult runScenario(EmbeddedKafka kafka, Scenario scenario) throws Exception {
+    private ScenarioResult runScenario(EmbeddedKafka kafka, Scenario scenario, boolean first) throws Exception {
         out.printf("%n=== scenario %s: %s%n    SLO p99 <= %.0f ms%n", scenario.name(), scenario.description(),
                 scenario.sloMs());
+        if (!settings.jvmWarmup().isZero()) {
+            warmUp(kafka, scenario, first);
+        }
+        if (first) {
+            kafkaEcho = kafkaFloor(kafka, scenario);
+            out.println("Kafka floor (produce -> consume, 1 outstanding): " + kafkaEcho.line());
+        }
         ScenarioResult result = new ScenarioResult(scenario);
         Path modelFile = scenario.modelFile(repo);
         if (runsCeiling()) {

@@ -168,4 +168,21 @@ class ThreadCpuTest {
         }
         return mx.getCurrentThreadCpuTime() - start;
     }
+
+    @Test
+    void theJitCompilersTimeDuringAPointIsMeasured() {
+        ThreadCpu.Sampler sampler = ThreadCpu.start(Thread.currentThread());
+        long sum = 0;
+        for (int i = 0; i < 20_000_000; i++) {
+            sum += onlyCalledHere(i); // hot, and compiled nowhere else: C1 and then C2 compile it now
+        }
+        CpuSplit split = sampler.finish(10);
+        assertThat(sum).isNotZero();
+        assertThat(split.compileSeconds()).isGreaterThan(0).isLessThan(split.seconds() * 4);
+        assertThat(split.compilerCores()).isCloseTo(split.compileSeconds() / split.seconds(), within(1e-9));
+    }
+
+    private static long onlyCalledHere(int i) {
+        return (i * 31L) ^ (i >>> 3) + (i % 7);
+    }
 }

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 class PipelineCpuTest {
     private static PointResult point(double rate, double jobUs, long answers) {
-        CpuSplit split = new CpuSplit(answers, 1, jobUs * 2, jobUs, Map.of("job_source", jobUs), 0, 1, 0, 0);
+        CpuSplit split = new CpuSplit(answers, 1, jobUs * 2, jobUs, Map.of("job_source", jobUs), 0, 1, 0, 0, 0);
         return new PointResult("open", rate, 1, answers, answers, 0, 0, 0, rate, 1, 1, 1, 1, 1, 1, 1, 50, 1, true,
                 true, List.of(), 1, 0, 0, List.of(), 1, 0, split, List.of(), null, Double.NaN);
     }
