@@ -383,18 +383,10 @@ public final class Report {
                     .append(f(runner.kafkaEcho.p50(), 2)).append(" ms, p99 ").append(f(runner.kafkaEcho.p99(), 2))
                     .append(" ms. The job's path has two such hops.\n\n");
         }
-        long contended = 0;
-        long compiling = 0;
-        long points = 0;
-        for (ScenarioResult s : results) {
-            for (ConfigResult r : s.configs.values()) {
-                for (PointResult p : r.openPoints()) {
-                    points++;
-                    contended += p.contended() ? 1 : 0;
-                    compiling += p.compiling() ? 1 : 0;
-                }
-            }
-        }
+        // counted once, for result.json
+        Object contended = doc.get("contended_load_points");
+        Object compiling = doc.get("compiling_load_points");
+        Object points = doc.get("load_points");
         md.append("Contention: ").append(contended).append(" of ").append(points).append(" load points ran while other "
                 + "processes used more than ").append(PointResult.CONTENDED_OTHER_CORES).append(" cores (marked "
                 + "**contended** below; their numbers understate what this machine can do). ").append(compiling)
