@@ -365,14 +365,15 @@ public final class Report {
         if (!runner.warmUps.isEmpty()) {
             md.append("JVM warm-up, not measured: before each scenario's first measurement the job with its default "
                     + "options ran, in the first scenario open loop for ").append(runner.settings().jvmWarmup().toSeconds())
-                    .append(" s, then in closed-loop phases until the JIT compilers were busy for at most ")
-                    .append(PointResult.COMPILING_CORES).append(" cores over a phase, so that no configuration pays "
-                            + "for compiling the code they share:");
+                    .append(" s, then in closed-loop phases alternating low load and saturated batches until the "
+                            + "JIT compilers were busy for at most ")
+                    .append(PointResult.COMPILING_CORES).append(" cores over both phases of a round, so that no "
+                            + "configuration pays for compiling the code they share:");
             for (BenchmarkRunner.WarmUp w : runner.warmUps) {
                 md.append(" ").append(w.scenario()).append(" ").append(f(w.seconds(), 0)).append(" s, ")
                         .append(w.phases()).append(w.phases() == 1 ? " phase" : " phases").append(" of ")
-                        .append(w.outstanding()).append(" outstanding, ")
-                        .append(w.settled() ? "settled" : "**not settled**").append(" (last phase ")
+                        .append(w.lowOutstanding()).append(" and ").append(w.outstanding()).append(" outstanding, ")
+                        .append(w.settled() ? "settled" : "**not settled**").append(" (last round ")
                         .append(f(w.lastCompilerCores(), 2)).append(" cores);");
             }
             md.setLength(md.length() - 1);

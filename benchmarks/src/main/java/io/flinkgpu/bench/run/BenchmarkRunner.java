@@ -97,15 +97,20 @@ public final class BenchmarkRunner {
     /**
      * The warm-up before a scenario's first measurement, not measured: the job with its default
      * options, first (first scenario only) open loop at {@code openRate} for {@code openSeconds},
-     * then closed-loop phases of {@code outstanding} requests until the JIT compilers were busy for
-     * at most {@link PointResult#COMPILING_CORES} cores over a phase ({@code settled}) or
-     * {@link #MAX_SETTLE_PHASES} phases ran.
+     * then closed-loop phases that alternate one request outstanding ({@code lowOutstanding}) and
+     * {@code outstanding} requests (saturated batches), the two load shapes a sweep measures, until
+     * the JIT compilers were busy for at most {@link PointResult#COMPILING_CORES} cores over both
+     * phases of a round ({@code settled}) or {@link #MAX_SETTLE_PHASES} phases ran;
+     * {@code lastCompilerCores} is the busier phase of the last round.
      */
-    public record WarmUp(String scenario, double openRate, double openSeconds, int outstanding, int phases,
-            double seconds, double lastCompilerCores, boolean settled) {}
+    public record WarmUp(String scenario, double openRate, double openSeconds, int lowOutstanding, int outstanding,
+            int phases, double seconds, double lastCompilerCores, boolean settled) {}
 
-    /** The most closed-loop phases a warm-up runs while the JIT is still compiling. */
+    /** The most closed-loop phases a warm-up runs while the JIT is still compiling (ten rounds). */
     static final int MAX_SETTLE_PHASES = 20;
+
+    /** The requests outstanding in a warm-up's low-load phases: one at a time, as the unloaded points. */
+    static final int LOW_OUTSTANDING = 1;
 
     /** One closed-loop phase of a warm-up: about four seconds of load, then the drain. */
     private static final RunSpec SETTLE_PHASE = new RunSpec(Duration.ofSeconds(1), Duration.ofSeconds(1),
@@ -226,9 +231,11 @@ public final class BenchmarkRunner {
      * Runs the job with its default options under load and discards the result, so that the
      * configuration measured first does not pay for compiling the code every configuration shares:
      * in the first scenario open loop for {@link BenchmarkSettings#jvmWarmup()}, then, in every
-     * scenario, closed-loop phases at twice the largest batch until the JIT compilers settle. A
-     * fixed warm-up alone left the compilers busy for most of a core through the first
-     * configuration's first minute, and that configuration measured worse whichever it was.
+     * scenario, rounds of two closed-loop phases, one request outstanding and then twice the largest
+     * batch, until the JIT compilers settle over a whole round. A fixed warm-up alone left the
+     * compilers busy for most of a core through the first configuration's first minute, and that
+     * configuration measured worse whichever it was; phases of saturated batches alone left the
+     * first configuration's unloaded and low-rate points compiling code for the other load shape.
      */
     private void warmUp(EmbeddedKafka kafka, Scenario scenario, boolean first) throws Exception {
         double rate = 2 * scenario.startRate(); // under what a cold JVM serves: a backlog would only delay the floor
@@ -247,25 +254,51 @@ public final class BenchmarkRunner {
                 out.println("    warm-up: " + p.line());
             }
             int phases = 0;
+            double previous = Double.NaN;
             double compiler = Double.NaN;
             boolean settled = false;
             while (phases < MAX_SETTLE_PHASES && !settled) {
-                PointResult p = LoadDriver.closedLoop(target, runIds++, outstanding, SETTLE_PHASE, scenario.sloMs(),
-                        null);
+                int n = settleOutstanding(phases, outstanding);
+                PointResult p = LoadDriver.closedLoop(target, runIds++, n, SETTLE_PHASE, scenario.sloMs(), null);
                 phases++;
+                previous = compiler;
                 compiler = p.compilerCores();
-                settled = settled(compiler);
-                out.printf("    warm-up phase %d: %s; JIT compilers %.2f cores%n", phases, p.line(), compiler);
+                settled = roundSettled(phases, previous, compiler);
+                out.printf("    warm-up phase %d (%d outstanding): %s; JIT compilers %.2f cores%n", phases, n, p.line(),
+                        compiler);
             }
-            warmUps.add(new WarmUp(scenario.name(), open.isZero() ? 0 : rate, open.toSeconds(), outstanding, phases,
-                    (System.nanoTime() - start) / 1e9, compiler, settled));
+            warmUps.add(new WarmUp(scenario.name(), open.isZero() ? 0 : rate, open.toSeconds(), LOW_OUTSTANDING,
+                    outstanding, phases, (System.nanoTime() - start) / 1e9, roundCores(previous, compiler),
+                    settled));
         });
     }
 
-    /** Whether a warm-up phase whose JIT compilers were busy for {@code compilerCores} ends the warm-up. */
+    /** Whether a warm-up phase whose JIT compilers were busy for {@code compilerCores} was quiet. */
     static boolean settled(double compilerCores) {
-        // a JVM that does not report compilation time cannot tell: one phase, then on
+        // a JVM that does not report compilation time cannot tell: counted as quiet
         return Double.isNaN(compilerCores) || compilerCores <= PointResult.COMPILING_CORES;
+    }
+
+    /** The requests outstanding in warm-up phase {@code phase} (from 0): low load, then saturated, in turn. */
+    static int settleOutstanding(int phase, int saturated) {
+        return phase % 2 == 0 ? LOW_OUTSTANDING : saturated;
+    }
+
+    /**
+     * Whether the warm-up ends after {@code phases} phases, the last two of which kept the compilers
+     * busy for {@code previous} and {@code last} cores: only after a whole round (a low-load phase and
+     * a saturated one), and only if both were quiet.
+     */
+    static boolean roundSettled(int phases, double previous, double last) {
+        return phases >= 2 && phases % 2 == 0 && settled(previous) && settled(last);
+    }
+
+    /** The busier of a round's two phases (NaN where neither reports). */
+    static double roundCores(double previous, double last) {
+        if (Double.isNaN(previous)) {
+            return last;
+        }
+        return Double.isNaN(last) ? previous : Math.max(previous, last);
     }
 
     private PointResult kafkaFloor(EmbeddedKafka kafka, Scenario scenario) throws Exception {

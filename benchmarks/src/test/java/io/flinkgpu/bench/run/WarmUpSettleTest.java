@@ -26,9 +26,33 @@ class WarmUpSettleTest {
         assertThat(BenchmarkRunner.settled(PointResult.COMPILING_CORES)).isTrue();
         assertThat(BenchmarkRunner.settled(0.11)).isFalse();
         assertThat(BenchmarkRunner.settled(0.9)).isFalse();
-        // a JVM that does not report compilation time: one phase, then on
+        // a JVM that does not report compilation time cannot tell: counted as quiet
         assertThat(BenchmarkRunner.settled(Double.NaN)).isTrue();
         assertThat(BenchmarkRunner.MAX_SETTLE_PHASES).isGreaterThan(1);
+    }
+
+    @Test
+    void theWarmUpAlternatesLowLoadAndSaturatedPhasesAndEndsOnlyAfterAQuietRound() {
+        assertThat(BenchmarkRunner.settleOutstanding(0, 64)).isEqualTo(BenchmarkRunner.LOW_OUTSTANDING).isEqualTo(1);
+        assertThat(BenchmarkRunner.settleOutstanding(1, 64)).isEqualTo(64);
+        assertThat(BenchmarkRunner.settleOutstanding(2, 64)).isEqualTo(1);
+        assertThat(BenchmarkRunner.settleOutstanding(3, 64)).isEqualTo(64);
+        // a quiet low-load phase alone is not a round
+        assertThat(BenchmarkRunner.roundSettled(1, Double.NaN, 0.0)).isFalse();
+        // a round is quiet only if both of its phases are
+        assertThat(BenchmarkRunner.roundSettled(2, 0.05, 0.08)).isTrue();
+        assertThat(BenchmarkRunner.roundSettled(2, 0.5, 0.05)).isFalse();
+        assertThat(BenchmarkRunner.roundSettled(2, 0.05, 0.5)).isFalse();
+        // the saturated phase of one round and the low-load phase of the next are not a round
+        assertThat(BenchmarkRunner.roundSettled(3, 0.05, 0.05)).isFalse();
+        assertThat(BenchmarkRunner.roundSettled(4, 0.05, 0.05)).isTrue();
+        // a JVM without compilation time: one round, then on
+        assertThat(BenchmarkRunner.roundSettled(2, Double.NaN, Double.NaN)).isTrue();
+        assertThat(BenchmarkRunner.MAX_SETTLE_PHASES % 2).isZero();
+        assertThat(BenchmarkRunner.roundCores(0.3, 0.05)).isEqualTo(0.3);
+        assertThat(BenchmarkRunner.roundCores(0.05, 0.2)).isEqualTo(0.2);
+        assertThat(BenchmarkRunner.roundCores(Double.NaN, 0.2)).isEqualTo(0.2);
+        assertThat(BenchmarkRunner.roundCores(0.2, Double.NaN)).isEqualTo(0.2);
     }
 
     @Test
