@@ -128,6 +128,11 @@ class BenchmarkSmokeTest {
                             image.path("configs").path("job-batching-default").path("goodput").asDouble() / r,
                             org.assertj.core.api.Assertions.within(1e-9));
                     assertThat(t.path("pass").isBoolean()).isTrue();
+                    // beside it, what the SLO allows an ideal batcher with the job's policy
+                    assertThat(t.path("slo_queue_bound").asDouble()).isPositive();
+                    assertThat(t.path("slo_share_bound").asDouble()).isPositive().isLessThanOrEqualTo(1.0);
+                    assertThat(t.path("slo_budget_ms").asDouble()).isLessThan(image.path("slo_p99_ms").asDouble());
+                    assertThat(t.path("detail").asText()).contains("within the SLO");
                 } else {
                     assertThat(t.path("status").asText()).isEqualTo("not measured");
                     assertThat(t.path("pass").isNull()).isTrue();

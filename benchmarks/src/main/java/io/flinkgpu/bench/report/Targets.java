@@ -103,6 +103,7 @@ public final class Targets {
                     double ceilingAt = sessions * interpolate(s, Double.isNaN(batch) ? 1 : batch);
                     Map<String, Object> roof = roofline(s, r, label, runId, batch, ceilingAt);
                     roof.put("ceiling_sessions", sessions);
+                    sloBound(roof, s, sessions, maxBatch(r.config.options(), userOptions));
                     out.add(roof);
                     Map<String, Object> t = target(s, "e2e_goodput_vs_ceiling", label, runId);
                     t.put("description", "goodput / raw ONNX Runtime samples/s at the mean batch size the job ran at "
@@ -338,6 +339,53 @@ public final class Targets {
                 within, Double.isInfinite(passthroughFail)
                         ? "; the passthrough passed every rate it was offered, so R is a lower bound" : ""));
         return t;
+    }
+
+    /**
+     * Adds to a roofline entry what the SLO itself allows ({@link QueueBound}): the highest rate at
+     * which an ideal batcher with the job's policy, {@code sessions} threads at the ceiling's speed
+     * and no pipeline cost keeps the p99 within the SLO less the passthrough's unloaded p50
+     * ({@code slo_queue_bound}), and that rate over R, at most 1 ({@code slo_share_bound}): the
+     * highest goodput / R any such batcher can reach within the SLO. Information beside the
+     * target, which it does not change.
+     */
+    static void sloBound(Map<String, Object> roof, ScenarioResult s, int sessions, int maxBatch) {
+        ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
+        Object r = roof.get("roofline");
+        if (!(r instanceof Double) || floor == null || floor.unloaded == null || s.ceiling.isEmpty()) {
+            return;
+        }
+        List<QueueBound.Group> groups = QueueBound.groups(s.ceiling, Ceiling.groupShares(s.scenario));
+        if (groups.isEmpty()) {
+            return;
+        }
+        double budgetMs = s.scenario.sloMs() - floor.unloaded.p50();
+        double bound = QueueBound.maxRate(groups, sessions, maxBatch, budgetMs / 1000);
+        double share = Math.min(1, bound / (Double) r);
+        roof.put("slo_budget_ms", budgetMs);
+        roof.put("slo_queue_bound", bound);
+        roof.put("slo_share_bound", share);
+        roof.put("detail", roof.get("detail") + sloBoundDetail(sessions, maxBatch, budgetMs, bound, share));
+    }
+
+    /** The roofline detail's sentence on the SLO's bound. */
+    static String sloBoundDetail(int sessions, int maxBatch, double budgetMs, double bound, double share) {
+        return String.format("; within the SLO (%.1f ms after the passthrough's unloaded p50) an ideal batcher "
+                + "(queue delay 0, max batch %d, %d thread%s at the ceiling's speed, no pipeline cost) serves at most "
+                + "%.0f req/s, %.2f of R%s", budgetMs, maxBatch, sessions, sessions == 1 ? "" : "s", bound, share,
+                share < ROOFLINE_GOAL ? ": the goal is above what the SLO allows" : "");
+    }
+
+    /** The max batch size a job configuration ran with: its options, else the run's, else the default. */
+    static int maxBatch(Map<String, String> options, Map<String, String> userOptions) {
+        Map<String, String> merged = new java.util.HashMap<>(userOptions);
+        merged.putAll(options);
+        try {
+            return org.apache.flink.configuration.Configuration.fromMap(merged)
+                    .get(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE);
+        } catch (RuntimeException e) {
+            return io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue();
+        }
     }
 
     /**

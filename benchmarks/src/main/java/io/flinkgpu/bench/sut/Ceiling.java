@@ -126,6 +126,21 @@ public final class Ceiling {
         return out;
     }
 
+    /**
+     * Each shape group's share of the scenario's samples, by {@link #label} (the labels of the
+     * ceiling's per-group points); one group: empty, as the ceiling then has no per-group points.
+     */
+    public static Map<String, Double> groupShares(Scenario scenario) {
+        List<List<Integer>> groups = shapeGroups(scenario);
+        Map<String, Double> shares = new LinkedHashMap<>();
+        if (groups.size() > 1) {
+            for (List<Integer> g : groups) {
+                shares.put(label(scenario, g), (double) g.size() / scenario.samples());
+            }
+        }
+        return shares;
+    }
+
     /** A group's label: the first input's non-batch dimensions, e.g. {@code [32]}. */
     static String label(Scenario scenario, List<Integer> group) {
         long[] shape = scenario.inputs(group.get(0)).get(0).shape();
