@@ -619,9 +619,17 @@ public final class Targets {
         t.put("passthrough_job_us", floorUs);
         t.put("inference_threads_us", inference);
         t.put("onnx_runtime_us_by_ceiling", Double.isNaN(ortUs) ? null : ortUs);
+        // the whole JVM (broker and load generator too) at the same rate: inference included on the
+        // job's side, so where this is near 1 the pipeline's own cost shrank by what inference took
+        double processUs = split.processUs();
+        double floorProcessUs = passthroughUsAt(floor.sweep.points(), g.offered(), CpuSplit::processUs);
+        t.put("job_process_us", processUs);
+        t.put("passthrough_process_us", Double.isNaN(floorProcessUs) ? null : floorProcessUs);
+        t.put("process_vs_passthrough", Double.isNaN(floorProcessUs) ? null : processUs / floorProcessUs);
         t.put("detail", String.format("at %.0f req/s: job %.0f us outside the inference threads vs passthrough %.0f "
-                + "us; the inference threads %.0f us, raw ONNX Runtime at mean batch %.1f %.0f us", g.offered(),
-                outside, floorUs, inference, batch, ortUs));
+                + "us; the inference threads %.0f us, raw ONNX Runtime at mean batch %.1f %.0f us; the whole "
+                + "process %.0f us vs the passthrough's %.0f us at the same rate (x%.2f)", g.offered(),
+                outside, floorUs, inference, batch, ortUs, processUs, floorProcessUs, processUs / floorProcessUs));
         return t;
     }
 
@@ -631,10 +639,16 @@ public final class Targets {
      * outside the points' range.
      */
     static double passthroughJobUsAt(List<PointResult> points, double rate) {
+        return passthroughUsAt(points, rate, CpuSplit::jobUs);
+    }
+
+    /** As {@link #passthroughJobUsAt}, for any per-request reading of the points' CPU split. */
+    static double passthroughUsAt(List<PointResult> points, double rate,
+            java.util.function.ToDoubleFunction<CpuSplit> reading) {
         java.util.TreeMap<Double, List<Double>> byRate = new java.util.TreeMap<>();
         for (PointResult p : points) {
             if (p.cpuPerRequest() != null && p.cpuPerRequest().answers() > 0) {
-                byRate.computeIfAbsent(p.offered(), k -> new ArrayList<>()).add(p.cpuPerRequest().jobUs());
+                byRate.computeIfAbsent(p.offered(), k -> new ArrayList<>()).add(reading.applyAsDouble(p.cpuPerRequest()));
             }
         }
         Map.Entry<Double, List<Double>> lo = byRate.floorEntry(rate);

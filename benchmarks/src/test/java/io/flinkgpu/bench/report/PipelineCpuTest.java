@@ -27,6 +27,9 @@ class PipelineCpuTest {
         // outside the sweep: not measured
         assertThat(Targets.passthroughJobUsAt(points, 500)).isNaN();
         assertThat(Targets.passthroughJobUsAt(points, 16000)).isNaN();
+        // the whole process's CPU (here twice the job's) is read the same way
+        assertThat(Targets.passthroughUsAt(points, Math.sqrt(4000 * 8000.0), CpuSplit::processUs))
+                .isCloseTo(2 * Math.sqrt(100 * 50.0), within(1e-9));
     }
 
     @Test
