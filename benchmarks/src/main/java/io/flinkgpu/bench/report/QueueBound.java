@@ -69,8 +69,11 @@ public final class QueueBound {
         }
     }
 
-    /** What one simulated rate gave: the p99 and mean of the requests' time from arrival to answer. */
-    public record Stats(double p99Seconds, double meanSeconds, double meanBatch) {}
+    /**
+     * What one simulated rate gave: the p99 and mean of the requests' time from arrival to answer,
+     * the mean batch, and each group's own p99 (NaN for a group no counted request had).
+     */
+    public record Stats(double p99Seconds, double meanSeconds, double meanBatch, double[] groupP99Seconds) {}
 
     private QueueBound() {}
 
@@ -208,6 +211,15 @@ public final class QueueBound {
         }
         int warmUp = n / 10;
         double[] sojourn = new double[n - warmUp];
+        int[] perGroupCount = new int[groups.size()];
+        for (int i = warmUp; i < n; i++) {
+            perGroupCount[traffic.group()[i]]++;
+        }
+        double[][] perGroup = new double[groups.size()][];
+        for (int g = 0; g < perGroup.length; g++) {
+            perGroup[g] = new double[perGroupCount[g]];
+        }
+        int[] filled = new int[groups.size()];
         double sum = 0;
         long batches = 0;
         long batched = 0;
@@ -234,6 +246,7 @@ public final class QueueBound {
                 if (r >= warmUp) {
                     double s = done - arrival[r];
                     sojourn[r - warmUp] = s;
+                    perGroup[g][filled[g]++] = s;
                     sum += s;
                 }
             }
@@ -242,9 +255,19 @@ public final class QueueBound {
             batched += b;
             free.add(done);
         }
-        Arrays.sort(sojourn);
-        int p99 = (int) Math.ceil(0.99 * sojourn.length) - 1;
-        return new Stats(sojourn[p99], sum / sojourn.length, (double) batched / batches);
+        double[] groupP99 = new double[groups.size()];
+        for (int g = 0; g < groupP99.length; g++) {
+            groupP99[g] = p99(perGroup[g]);
+        }
+        return new Stats(p99(sojourn), sum / sojourn.length, (double) batched / batches, groupP99);
+    }
+
+    private static double p99(double[] values) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        Arrays.sort(values);
+        return values[(int) Math.ceil(0.99 * values.length) - 1];
     }
 
     /** The group whose first queued request arrived first. */

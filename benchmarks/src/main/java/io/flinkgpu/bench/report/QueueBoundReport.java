@@ -27,19 +27,33 @@ public final class QueueBoundReport {
             double budgetMs, double goodput, double roofline, double share, double bound, double shareBound,
             double unbatchedBound, List<QueueBound.Group> groups) {}
 
+    /**
+     * One class of a low-load entry: its p99 in the ideal queue at the low-load point's rate and
+     * its batch-1 time, each with the passthrough's unloaded p50 added, their ratio, and the ratio
+     * the run measured.
+     */
+    record LowLoadClass(String name, double serviceMs, double idealP99Ms, double idealRatio, double measuredRatio) {}
+
+    /** One low_load_p99_vs_service_time entry beside the ideal queue's. */
+    record LowLoadRow(String run, String scenario, String config, int sessions, double rate, double floorMs,
+            List<LowLoadClass> classes) {}
+
     public static void main(String[] args) throws IOException {
         if (args.length < 2) {
             System.err.println("usage: QueueBoundReport OUT.md RESULT.json...");
             System.exit(2);
         }
         List<Row> rows = new ArrayList<>();
+        List<LowLoadRow> lowLoad = new ArrayList<>();
         List<String> sources = new ArrayList<>();
         for (int i = 1; i < args.length; i++) {
             Path file = Path.of(args[i]);
-            rows.addAll(rows(new ObjectMapper().readTree(file.toFile())));
+            JsonNode result = new ObjectMapper().readTree(file.toFile());
+            rows.addAll(rows(result));
+            lowLoad.addAll(lowLoadRows(result));
             sources.add(file.toString());
         }
-        Files.writeString(Path.of(args[0]), markdown(rows, sources));
+        Files.writeString(Path.of(args[0]), markdown(rows, sources) + "\n" + lowLoadMarkdown(lowLoad));
         System.out.println("wrote " + args[0] + " (" + rows.size() + " roofline entries)");
     }
 
@@ -73,6 +87,97 @@ public final class QueueBoundReport {
                     Math.min(1, unbatched / roofline), groups));
         }
         return out;
+    }
+
+    /** The rows of one result.json's low-load entries whose configuration has a 10%-of-capacity point. */
+    static List<LowLoadRow> lowLoadRows(JsonNode result) {
+        Map<String, String> userOptions = strings(result.path("user_options"));
+        boolean simulated = "simulated".equals(userOptions.get("inference.device.type"));
+        int cores = result.path("machine").path("nproc").asInt(Runtime.getRuntime().availableProcessors());
+        String run = result.path("run_id").asText();
+        List<LowLoadRow> out = new ArrayList<>();
+        for (JsonNode t : result.path("targets")) {
+            if (!t.path("target").asText().equals("low_load_p99_vs_service_time") || !t.path("measured").isNumber()) {
+                continue;
+            }
+            JsonNode scenario = scenario(result, t.path("scenario").asText());
+            String config = t.path("config").asText().replace(" (best found)", "");
+            JsonNode configs = scenario.path("configs");
+            JsonNode low = configs.path(config).path("extra_points").path("at_10pct_of_capacity");
+            JsonNode unloaded = configs.path(io.flinkgpu.bench.run.BenchmarkRunner.PASSTHROUGH)
+                    .path("unloaded_closed_loop_1");
+            if (!low.path("offered").isNumber() || !unloaded.path("p50").isNumber()) {
+                continue;
+            }
+            Map<String, String> options = strings(configs.path(config).path("options"));
+            int sessions = simulated ? 1 : Targets.parallelSessions(options, userOptions, cores);
+            int maxBatch = Targets.maxBatch(options, userOptions);
+            List<QueueBound.Group> groups = QueueBound.groups(ceiling(scenario), shares(scenario));
+            double floorMs = unloaded.path("p50").asDouble();
+            double rate = low.path("offered").asDouble();
+            QueueBound.Stats stats = QueueBound.simulate(groups, sessions, maxBatch, rate);
+            List<LowLoadClass> classes = new ArrayList<>();
+            if (t.path("per_class").isArray()) {
+                for (JsonNode c : t.path("per_class")) {
+                    String name = c.path("class").asText();
+                    int g = groupOfClass(groups, name);
+                    if (g >= 0) {
+                        classes.add(lowLoadClass(name, groups.get(g), stats.groupP99Seconds()[g], floorMs,
+                                c.path("ratio").asDouble()));
+                    }
+                }
+            } else if (groups.size() == 1) {
+                classes.add(lowLoadClass("all", groups.get(0), stats.groupP99Seconds()[0], floorMs,
+                        t.path("measured").asDouble()));
+            }
+            out.add(new LowLoadRow(run, scenario.path("name").asText(), config, sessions, rate, floorMs, classes));
+        }
+        return out;
+    }
+
+    private static LowLoadClass lowLoadClass(String name, QueueBound.Group group, double p99Seconds, double floorMs,
+            double measured) {
+        double service = floorMs + 1000 * group.seconds(1);
+        double ideal = floorMs + 1000 * p99Seconds;
+        return new LowLoadClass(name, service, ideal, ideal / service, measured);
+    }
+
+    /** The group of a request class named by its bucket, e.g. class {@code 16 tokens} and group {@code [16]}. */
+    static int groupOfClass(List<QueueBound.Group> groups, String className) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d+)").matcher(className);
+        if (!m.find()) {
+            return -1;
+        }
+        for (int g = 0; g < groups.size(); g++) {
+            if (groups.get(g).label().equals("[" + m.group(1) + "]")) {
+                return g;
+            }
+        }
+        return -1;
+    }
+
+    static String lowLoadMarkdown(List<LowLoadRow> rows) {
+        StringBuilder md = new StringBuilder();
+        md.append("# Low load in the ideal queue\n\n");
+        md.append("For each `low_load_p99_vs_service_time` entry: the same ideal batcher at the rate of the entry's "
+                + "10%-of-capacity point, each class's p99 from arrival to answer and its batch-1 time, each with the "
+                + "passthrough's unloaded p50 added (the pipeline without its jitter), and their ratio beside the "
+                + "ratio the run measured (the target's goal is <= 1.5). An ideal ratio over the goal means that "
+                + "with that many threads a request of that class waits behind other batches often enough at 10% "
+                + "of capacity to miss the goal in any implementation of the policy.\n\n");
+        md.append("| run | scenario | configuration | threads | rate req/s | class | ideal p99 ms | service ms "
+                + "| ideal ratio | measured ratio |\n");
+        md.append("|---|---|---|---:|---:|---|---:|---:|---:|---:|\n");
+        for (LowLoadRow r : rows) {
+            for (LowLoadClass c : r.classes()) {
+                md.append(String.format("| %s | %s | %s | %d | %.1f | %s | %.2f | %.2f | %s | %.2f |%n", r.run(),
+                        r.scenario(), r.config(), r.sessions(), r.rate(), c.name(), c.idealP99Ms(), c.serviceMs(),
+                        c.idealRatio() > 1.5 ? String.format("**%.2f**", c.idealRatio())
+                                : String.format("%.2f", c.idealRatio()), c.measuredRatio()));
+            }
+        }
+        md.append("\n**Bold**: over the goal in the ideal queue.\n");
+        return md.toString();
     }
 
     static String markdown(List<Row> rows, List<String> sources) {

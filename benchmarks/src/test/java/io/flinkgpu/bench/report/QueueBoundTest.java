@@ -64,6 +64,13 @@ class QueueBoundTest {
         List<QueueBound.Group> uniform = List.of(
                 new QueueBound.Group("all", 1, new int[] {1}, new double[] {0.0028}));
         assertThat(QueueBound.maxRate(mix, 1, 1, 0.060)).isLessThan(QueueBound.maxRate(uniform, 1, 1, 0.060));
+        // at 10% load one thread still makes a short request wait behind a long one now and then,
+        // often enough to set its p99; a second thread takes it at once
+        QueueBound.Stats one = QueueBound.simulate(mix, 1, 1, 0.1 / 0.0028);
+        assertThat(one.groupP99Seconds()[0]).isGreaterThan(0.005);
+        assertThat(one.groupP99Seconds()[1]).isGreaterThan(one.groupP99Seconds()[0]);
+        QueueBound.Stats two = QueueBound.simulate(mix, 2, 1, 0.1 / 0.0028);
+        assertThat(two.groupP99Seconds()[0]).isLessThan(0.0015);
     }
 
     @Test
@@ -108,9 +115,14 @@ class QueueBoundTest {
                                 "runs": 1, "otherCores": 0},
                                {"path": "raw [128]", "batch": 1, "samplesPerSecond": 52.63, "p50Ms": 1, "p99Ms": 1,
                                 "runs": 1, "otherCores": 0}],
-                   "configs": {"job-tuned-1": {"options": {"inference.batching.max-batch-size": "1"}, "goodput": 200},
+                   "configs": {"job-tuned-1": {"options": {"inference.batching.max-batch-size": "1",
+                                                           "inference.execution-threads": "1"}, "goodput": 200,
+                                               "extra_points": {"at_10pct_of_capacity": {"offered": 20}}},
                                "passthrough": {"unloaded_closed_loop_1": {"p50": 5.0}, "goodput": 9000}}}],
-                 "targets": [{"scenario": "nlp", "target": "goodput_vs_roofline", "config": "job-tuned-1 (best found)",
+                 "targets": [{"scenario": "nlp", "target": "low_load_p99_vs_service_time", "config": "job-tuned-1",
+                              "measured": 2.0, "per_class": [{"class": "16 tokens", "ratio": 2.0},
+                                                             {"class": "128 tokens", "ratio": 1.2}]},
+                             {"scenario": "nlp", "target": "goodput_vs_roofline", "config": "job-tuned-1 (best found)",
                               "roofline": 340, "measured": 0.59, "ceiling_sessions": 1},
                              {"scenario": "nlp", "target": "goodput_vs_roofline", "config": "job-batching-default",
                               "roofline": null, "measured": null}]}
@@ -126,6 +138,21 @@ class QueueBoundTest {
         assertThat(row.bound()).isCloseTo(QueueBound.maxRate(row.groups(), 1, 1, 0.025), within(1e-9));
         assertThat(row.bound()).isPositive().isLessThan(340);
         assertThat(row.shareBound()).isCloseTo(row.bound() / 340, within(1e-9));
+        List<QueueBoundReport.LowLoadRow> low = QueueBoundReport.lowLoadRows(result);
+        assertThat(low).hasSize(1);
+        assertThat(low.get(0).rate()).isEqualTo(20);
+        assertThat(low.get(0).sessions()).isEqualTo(1);
+        assertThat(low.get(0).classes()).extracting(QueueBoundReport.LowLoadClass::name)
+                .containsExactly("16 tokens", "128 tokens");
+        QueueBoundReport.LowLoadClass shortClass = low.get(0).classes().get(0);
+        assertThat(shortClass.serviceMs()).isCloseTo(5.0 + 1.0, within(1e-6)); // floor + 1 ms at batch 1
+        assertThat(shortClass.measuredRatio()).isEqualTo(2.0);
+        assertThat(shortClass.idealRatio()).isCloseTo(shortClass.idealP99Ms() / shortClass.serviceMs(), within(1e-9))
+                .isGreaterThanOrEqualTo(1.0);
+        assertThat(QueueBoundReport.lowLoadMarkdown(low)).contains("| r1 | nlp | job-tuned-1 | 1 | 20.0 | 16 tokens |");
+        assertThat(QueueBoundReport.groupOfClass(row.groups(), "128 tokens")).isEqualTo(
+                row.groups().get(0).label().equals("[128]") ? 0 : 1);
+        assertThat(QueueBoundReport.groupOfClass(row.groups(), "all")).isEqualTo(-1);
         String md = QueueBoundReport.markdown(rows, List.of("runs/r1/result.json"));
         assertThat(md).contains("| r1 | nlp | job-tuned-1 | 1 | 1 | 30 / 25.0 | 200 | 340 |", "`runs/r1/result.json`",
                 "[16] 90%: 1.000 ms");
