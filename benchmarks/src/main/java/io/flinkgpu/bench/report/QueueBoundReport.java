@@ -57,33 +57,51 @@ public final class QueueBoundReport {
         System.out.println("wrote " + args[0] + " (" + rows.size() + " roofline entries)");
     }
 
-    /** The rows of one result.json: its roofline entries that have an R. */
-    static List<Row> rows(JsonNode result) {
-        Map<String, String> userOptions = strings(result.path("user_options"));
-        String run = result.path("run_id").asText();
-        List<Row> out = new ArrayList<>();
+    /**
+     * One target entry of a result.json with what both tables read beside it: its scenario, its
+     * configuration (name and node) and the passthrough's unloaded p50 (the pipeline's latency).
+     */
+    private record Entry(JsonNode target, JsonNode scenario, String config, JsonNode configNode, double floorMs) {}
+
+    /** The entries named {@code name} of a result.json whose scenario has a passthrough unloaded point. */
+    private static List<Entry> entries(JsonNode result, String name) {
+        List<Entry> out = new ArrayList<>();
         for (JsonNode t : result.path("targets")) {
-            if (!t.path("target").asText().equals("goodput_vs_roofline") || !t.path("roofline").isNumber()) {
+            if (!t.path("target").asText().equals(name)) {
                 continue;
             }
             JsonNode scenario = scenario(result, t.path("scenario").asText());
             String config = t.path("config").asText().replace(" (best found)", "");
             JsonNode configs = scenario.path("configs");
-            JsonNode unloaded = configs.path(io.flinkgpu.bench.run.BenchmarkRunner.PASSTHROUGH).path("unloaded_closed_loop_1");
-            if (!unloaded.path("p50").isNumber()) {
+            JsonNode unloaded = configs.path(io.flinkgpu.bench.run.BenchmarkRunner.PASSTHROUGH)
+                    .path("unloaded_closed_loop_1");
+            if (unloaded.path("p50").isNumber()) {
+                out.add(new Entry(t, scenario, config, configs.path(config), unloaded.path("p50").asDouble()));
+            }
+        }
+        return out;
+    }
+
+    /** The rows of one result.json: its roofline entries that have an R. */
+    static List<Row> rows(JsonNode result) {
+        Map<String, String> userOptions = strings(result.path("user_options"));
+        String run = result.path("run_id").asText();
+        List<Row> out = new ArrayList<>();
+        for (Entry e : entries(result, "goodput_vs_roofline")) {
+            if (!e.target().path("roofline").isNumber()) {
                 continue;
             }
-            List<QueueBound.Group> groups = QueueBound.groups(ceiling(scenario), shares(scenario));
-            int sessions = t.path("ceiling_sessions").asInt(1);
-            int maxBatch = Targets.maxBatch(strings(configs.path(config).path("options")), userOptions);
-            double slo = scenario.path("slo_p99_ms").asDouble();
-            double budgetMs = slo - unloaded.path("p50").asDouble();
-            double roofline = t.path("roofline").asDouble();
-            double goodput = configs.path(config).path("goodput").asDouble();
+            List<QueueBound.Group> groups = QueueBound.groups(ceiling(e.scenario()), shares(e.scenario()));
+            int sessions = e.target().path("ceiling_sessions").asInt(1);
+            int maxBatch = Targets.maxBatch(strings(e.configNode().path("options")), userOptions);
+            double slo = e.scenario().path("slo_p99_ms").asDouble();
+            double budgetMs = slo - e.floorMs();
+            double roofline = e.target().path("roofline").asDouble();
+            double goodput = e.configNode().path("goodput").asDouble();
             double bound = QueueBound.maxRate(groups, sessions, maxBatch, budgetMs / 1000);
             double unbatched = maxBatch == 1 ? bound : QueueBound.maxRate(groups, sessions, 1, budgetMs / 1000);
-            out.add(new Row(run, scenario.path("name").asText(), config, sessions, maxBatch, slo, budgetMs, goodput,
-                    roofline, goodput / roofline, bound, Math.min(1, bound / roofline),
+            out.add(new Row(run, e.scenario().path("name").asText(), e.config(), sessions, maxBatch, slo, budgetMs,
+                    goodput, roofline, goodput / roofline, bound, Math.min(1, bound / roofline),
                     Math.min(1, unbatched / roofline), groups));
         }
         return out;
@@ -96,24 +114,16 @@ public final class QueueBoundReport {
         int cores = result.path("machine").path("nproc").asInt(Runtime.getRuntime().availableProcessors());
         String run = result.path("run_id").asText();
         List<LowLoadRow> out = new ArrayList<>();
-        for (JsonNode t : result.path("targets")) {
-            if (!t.path("target").asText().equals("low_load_p99_vs_service_time") || !t.path("measured").isNumber()) {
+        for (Entry e : entries(result, "low_load_p99_vs_service_time")) {
+            JsonNode t = e.target();
+            JsonNode low = e.configNode().path("extra_points").path("at_10pct_of_capacity");
+            if (!t.path("measured").isNumber() || !low.path("offered").isNumber()) {
                 continue;
             }
-            JsonNode scenario = scenario(result, t.path("scenario").asText());
-            String config = t.path("config").asText().replace(" (best found)", "");
-            JsonNode configs = scenario.path("configs");
-            JsonNode low = configs.path(config).path("extra_points").path("at_10pct_of_capacity");
-            JsonNode unloaded = configs.path(io.flinkgpu.bench.run.BenchmarkRunner.PASSTHROUGH)
-                    .path("unloaded_closed_loop_1");
-            if (!low.path("offered").isNumber() || !unloaded.path("p50").isNumber()) {
-                continue;
-            }
-            Map<String, String> options = strings(configs.path(config).path("options"));
+            Map<String, String> options = strings(e.configNode().path("options"));
             int sessions = simulated ? 1 : Targets.parallelSessions(options, userOptions, cores);
             int maxBatch = Targets.maxBatch(options, userOptions);
-            List<QueueBound.Group> groups = QueueBound.groups(ceiling(scenario), shares(scenario));
-            double floorMs = unloaded.path("p50").asDouble();
+            List<QueueBound.Group> groups = QueueBound.groups(ceiling(e.scenario()), shares(e.scenario()));
             double rate = low.path("offered").asDouble();
             QueueBound.Stats stats = QueueBound.simulate(groups, sessions, maxBatch, rate);
             List<LowLoadClass> classes = new ArrayList<>();
@@ -122,15 +132,16 @@ public final class QueueBoundReport {
                     String name = c.path("class").asText();
                     int g = groupOfClass(groups, name);
                     if (g >= 0) {
-                        classes.add(lowLoadClass(name, groups.get(g), stats.groupP99Seconds()[g], floorMs,
+                        classes.add(lowLoadClass(name, groups.get(g), stats.groupP99Seconds()[g], e.floorMs(),
                                 c.path("ratio").asDouble()));
                     }
                 }
             } else if (groups.size() == 1) {
-                classes.add(lowLoadClass("all", groups.get(0), stats.groupP99Seconds()[0], floorMs,
+                classes.add(lowLoadClass("all", groups.get(0), stats.groupP99Seconds()[0], e.floorMs(),
                         t.path("measured").asDouble()));
             }
-            out.add(new LowLoadRow(run, scenario.path("name").asText(), config, sessions, rate, floorMs, classes));
+            out.add(new LowLoadRow(run, e.scenario().path("name").asText(), e.config(), sessions, rate, e.floorMs(),
+                    classes));
         }
         return out;
     }
