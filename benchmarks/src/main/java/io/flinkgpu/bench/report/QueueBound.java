@@ -134,7 +134,6 @@ public final class QueueBound {
             throw new IllegalArgumentException("groups, servers and max batch must be given");
         }
         Traffic traffic = Traffic.draw(groups, ARRIVALS, SEED);
-        double lo = 0;
         double hi = 1.5 * servers * capacity(groups, maxBatch);
         if (simulate(groups, servers, maxBatch, hi, traffic).p99Seconds() <= budgetSeconds) {
             return hi; // the queue never grows past the budget even over capacity: the batch time decides
@@ -142,7 +141,7 @@ public final class QueueBound {
         if (simulate(groups, servers, maxBatch, hi * 1e-6, traffic).p99Seconds() > budgetSeconds) {
             return 0;
         }
-        lo = hi * 1e-6;
+        double lo = hi * 1e-6;
         while (hi / lo > 1.001) {
             double mid = Math.sqrt(lo * hi);
             if (simulate(groups, servers, maxBatch, mid, traffic).p99Seconds() <= budgetSeconds) {

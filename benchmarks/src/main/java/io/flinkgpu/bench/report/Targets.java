@@ -378,14 +378,20 @@ public final class Targets {
 
     /** The max batch size a job configuration ran with: its options, else the run's, else the default. */
     static int maxBatch(Map<String, String> options, Map<String, String> userOptions) {
-        Map<String, String> merged = new java.util.HashMap<>(userOptions);
-        merged.putAll(options);
+        Map<String, String> merged = merged(options, userOptions);
         try {
             return org.apache.flink.configuration.Configuration.fromMap(merged)
                     .get(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE);
         } catch (RuntimeException e) {
             return io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue();
         }
+    }
+
+    /** A configuration's own options over the run's -D options. */
+    private static Map<String, String> merged(Map<String, String> options, Map<String, String> userOptions) {
+        Map<String, String> merged = new java.util.HashMap<>(userOptions);
+        merged.putAll(options);
+        return merged;
     }
 
     /**
@@ -395,8 +401,7 @@ public final class Targets {
      * task slot less one, divided by the intra-op threads, at least 1); at most {@code cores}.
      */
     static int parallelSessions(Map<String, String> options, Map<String, String> userOptions, int cores) {
-        Map<String, String> merged = new java.util.HashMap<>(userOptions);
-        merged.putAll(options);
+        Map<String, String> merged = merged(options, userOptions);
         int threads;
         try {
             threads = io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(
