@@ -4,6 +4,9 @@ import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.qos.BatchSizing;
 import io.flinkgpu.inference.qos.LatencyModel;
 import io.flinkgpu.inference.qos.SchedulingConfig;
+import io.flinkgpu.inference.qos.ShapeLatency;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * When one model's queued requests are cut into a batch, and how large that batch may be. This is
@@ -20,16 +23,23 @@ import io.flinkgpu.inference.qos.SchedulingConfig;
  *       queued deadline.
  * </ol>
  * A batch holds at most the cap (the max batch size when flushing), the largest preferred size
- * reached when that is why it was cut, with SLO-aware sizing no more than is predicted to finish
- * before the earliest deadline, and with {@code low_priority_batch_ms} no more than runs in that
- * time while level-1 traffic is about and none is queued.
+ * reached when that is why it was cut, with SLO-aware sizing no more than the larger of the batch
+ * that keeps up with arrivals and the batch where batching stops paying ({@link #worthwhileBatch})
+ * and no more than is predicted to finish before the earliest deadline, and with {@code
+ * low_priority_batch_ms} no more than runs in that time while level-1 traffic is about and none is
+ * queued. Every prediction reads the latency model of the lane's input shape.
  *
- * <p>It keeps the model's arrival rate (an exponentially weighted mean gap between samples) and
- * when a level-1 request last arrived. Single-threaded, like the batcher.
+ * <p>It keeps the arrival rate of each of the model's input shapes (an exponentially weighted mean
+ * gap between samples) and when a level-1 request last arrived. Single-threaded, like the batcher.
  */
 final class CutPolicy {
     /** SLO-aware sizing sizes batches to keep up with this multiple of the measured arrival rate. */
     static final double KEEP_UP_HEADROOM = 1.2;
+    /**
+     * SLO-aware sizing makes a batch no larger than where its time per sample is within this
+     * fraction of the latency model's per-sample slope, unless keeping up with arrivals needs more.
+     */
+    static final double WORTHWHILE_SLACK = 0.1;
     /** How recently a level-1 request must have arrived for {@code low_priority_batch_ms} to apply. */
     static final long TOP_LEVEL_RECENT_NANOS = 1_000_000_000L;
     private static final double ARRIVAL_EWMA = 0.1;
@@ -50,34 +60,54 @@ final class CutPolicy {
 
         /** Requests queued at a level. */
         int requestsAt(int level);
+
+        /** The non-batch dimensions of the lane's inputs; empty for a fixed-shape model. */
+        default String shapeSignature() {
+            return "";
+        }
     }
 
     private final BatchingConfig batching;
     private final SchedulingConfig sched;
-    private final LatencyModel latency;
+    private final ShapeLatency latencies;
     private final BatchSizeController sizes;
     private final int[] preferred;
-    private long lastArrivalNanos = Long.MIN_VALUE;
+    /** Arrivals per input shape (one entry, "", for a fixed-shape model), the least recently used dropped first. */
+    private final Map<String, Arrivals> arrivals = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Arrivals> eldest) {
+            return size() > ShapeLatency.MAX_SHAPES;
+        }
+    };
     private long lastTopLevelArrivalNanos = Long.MIN_VALUE;
-    private double meanInterArrivalNanosPerSample;
+
+    /** The arrival rate of one shape: an exponentially weighted mean gap between its samples. */
+    private static final class Arrivals {
+        long lastNanos = Long.MIN_VALUE;
+        double meanGapNanosPerSample;
+
+        void record(int samples, long now) {
+            if (lastNanos != Long.MIN_VALUE) {
+                double gap = (double) Math.max(0, now - lastNanos) / samples;
+                meanGapNanosPerSample = meanGapNanosPerSample == 0 ? gap
+                        : (1 - ARRIVAL_EWMA) * meanGapNanosPerSample + ARRIVAL_EWMA * gap;
+            }
+            lastNanos = now;
+        }
+    }
 
     /** {@code batching} must be complete ({@link BatchingConfig#isComplete()}). */
-    CutPolicy(BatchingConfig batching, SchedulingConfig sched, LatencyModel latency, BatchSizeController sizes) {
+    CutPolicy(BatchingConfig batching, SchedulingConfig sched, ShapeLatency latencies, BatchSizeController sizes) {
         this.batching = batching;
         this.sched = sched;
-        this.latency = latency;
+        this.latencies = latencies;
         this.sizes = sizes;
         this.preferred = batching.preferredBatchSizes().stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /** Notes a request of {@code samples} samples queued at {@code level}. */
-    void recordArrival(int level, int samples, long now) {
-        if (lastArrivalNanos != Long.MIN_VALUE) {
-            double gap = (double) Math.max(0, now - lastArrivalNanos) / samples;
-            meanInterArrivalNanosPerSample = meanInterArrivalNanosPerSample == 0 ? gap
-                    : (1 - ARRIVAL_EWMA) * meanInterArrivalNanosPerSample + ARRIVAL_EWMA * gap;
-        }
-        lastArrivalNanos = now;
+    /** Notes a request of {@code samples} samples of input shape {@code shape} queued at {@code level}. */
+    void recordArrival(String shape, int level, int samples, long now) {
+        arrivals.computeIfAbsent(shape, s -> new Arrivals()).record(samples, now);
         if (level == 1) {
             lastTopLevelArrivalNanos = now;
         }
@@ -99,7 +129,8 @@ final class CutPolicy {
             return Batch.CloseReason.QUEUE_DELAY;
         }
         if (sched.batchSizing() == BatchSizing.SLO_AWARE) {
-            int needed = batchToKeepUp();
+            LatencyModel latency = latencies.forShape(lane.shapeSignature());
+            int needed = batchToKeepUp(lane);
             if (lane.samples() >= needed) {
                 // Large enough to keep up with arrivals (at low load: one request, no waiting).
                 return needed == 1 ? Batch.CloseReason.LOW_LOAD : Batch.CloseReason.KEEPS_UP;
@@ -107,7 +138,7 @@ final class CutPolicy {
             long deadline = sloDeadline(lane, oldest);
             if (deadline != Long.MAX_VALUE) {
                 long slack = deadline - now - latency.predictNanos(needed);
-                double fill = (needed - lane.samples()) * meanInterArrivalNanosPerSample;
+                double fill = (needed - lane.samples()) * meanGapNanosPerSample(lane);
                 if (slack <= 0 || fill >= slack) {
                     return Batch.CloseReason.DEADLINE;
                 }
@@ -123,7 +154,8 @@ final class CutPolicy {
         if (sched.batchSizing() == BatchSizing.SLO_AWARE) {
             long deadline = sloDeadline(lane, oldest);
             if (deadline != Long.MAX_VALUE) {
-                wake = Math.min(wake, deadline - latency.predictNanos(batchToKeepUp()));
+                LatencyModel latency = latencies.forShape(lane.shapeSignature());
+                wake = Math.min(wake, deadline - latency.predictNanos(batchToKeepUp(lane)));
             }
         }
         return wake;
@@ -140,7 +172,10 @@ final class CutPolicy {
                 }
             }
         }
+        LatencyModel latency = latencies.forShape(lane.shapeSignature());
         if (sched.batchSizing() == BatchSizing.SLO_AWARE && reason != Batch.CloseReason.FLUSH && latency.hasData()) {
+            // no larger than keeps up with arrivals, or than batching pays for, whichever is more
+            limit = Math.min(limit, Math.max(batchToKeepUp(lane), worthwhileBatch(latency)));
             long deadline = sloDeadline(lane, lane.oldestEnqueuedNanos());
             while (limit > 1 && deadline != Long.MAX_VALUE && now + latency.predictNanos(limit) > deadline) {
                 limit--; // the largest batch whose predicted completion meets the earliest deadline
@@ -158,12 +193,14 @@ final class CutPolicy {
     }
 
     /**
-     * The smallest batch that keeps up with the arrival rate (with 20% headroom) under the latency
-     * model: b / t(b) >= rate, i.e. b >= rate * alpha / (1 - rate * beta). 1 when nothing is
-     * known yet or the device is lightly loaded; the cap when no batch size keeps up.
+     * The smallest batch that keeps up with the arrival rate of the lane's shape (with 20%
+     * headroom) under that shape's latency model: b / t(b) >= rate, i.e. b >= rate * alpha / (1 -
+     * rate * beta). 1 when nothing is known yet or the device is lightly loaded; the cap when no
+     * batch size keeps up.
      */
-    int batchToKeepUp() {
-        double gap = meanInterArrivalNanosPerSample;
+    int batchToKeepUp(LaneState lane) {
+        LatencyModel latency = latencies.forShape(lane.shapeSignature());
+        double gap = meanGapNanosPerSample(lane);
         if (gap <= 0 || !latency.hasData()) {
             return 1;
         }
@@ -174,6 +211,30 @@ final class CutPolicy {
         }
         double needed = Math.ceil(rate * latency.alphaNanos() / (1 - rate * beta));
         return (int) Math.max(1, Math.min(sizes.cap(), needed));
+    }
+
+    /** The mean gap between arriving samples of the lane's shape; 0 while unknown. */
+    private double meanGapNanosPerSample(LaneState lane) {
+        Arrivals a = arrivals.get(lane.shapeSignature());
+        return a == null ? 0 : a.meanGapNanosPerSample;
+    }
+
+    /**
+     * The smallest batch whose time per sample, {@code t(b) / b = beta + alpha / b}, is within
+     * {@link #WORTHWHILE_SLACK} of the per-sample slope {@code beta}: {@code b >= alpha / (slack *
+     * beta)}. Past it a larger batch gains under 10% throughput but holds the thread, and every
+     * request in it, for its whole run. 1 where the run time grows in proportion to the batch
+     * (alpha 0, as a transformer's on a CPU: batching does not pay there); the cap where the time
+     * does not grow with the batch (beta 0).
+     */
+    int worthwhileBatch(LatencyModel latency) {
+        double alpha = latency.alphaNanos();
+        double beta = latency.betaNanos();
+        if (beta <= 0) {
+            return sizes.cap();
+        }
+        double b = Math.ceil(alpha / (WORTHWHILE_SLACK * beta));
+        return (int) Math.max(1, Math.min(sizes.cap(), b));
     }
 
     /**

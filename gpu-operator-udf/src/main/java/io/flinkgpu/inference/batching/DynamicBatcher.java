@@ -5,6 +5,7 @@ import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.qos.BatchSizing;
 import io.flinkgpu.inference.qos.LatencyModel;
 import io.flinkgpu.inference.qos.SchedulingConfig;
+import io.flinkgpu.inference.qos.ShapeLatency;
 import io.flinkgpu.inference.qos.TimeoutAction;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,10 +41,11 @@ import java.util.function.ToDoubleFunction;
  * <p>The batcher coordinates three parts: the {@link RequestQueue} (levels, tenants, deficit
  * round robin, aging and expiry: which requests a batch takes), per model a {@link CutPolicy}
  * (when a batch is cut and how large) and a {@link BatchSizeController} (the AIMD cap), and it
- * keeps each model's latency model, fed by {@link #recordBatch}.
+ * keeps each model's latency models ({@link ShapeLatency}: one per input shape of a variable-size
+ * model, one over all), fed by {@link #recordBatch}.
  *
  * <p><b>Admission.</b> {@link #offer} refuses a request when its tenant's queue at its level for
- * the model is full ({@code max_queue_size}) or when the latency model predicts that even running it alone,
+ * the model is full ({@code max_queue_size}) or when its shape's latency model predicts that even running it alone,
  * now, would miss its deadline. Queued requests whose deadline passes are rejected ({@link
  * #takeExpired()}) or demoted, by their level's policy.
  *
@@ -101,7 +103,7 @@ public final class DynamicBatcher<T> {
     /** Per-model state that outlives lanes: the model's policies, its latency model and its queue counts. */
     private static final class ModelState {
         final BatchingConfig batching;
-        final LatencyModel latency = new LatencyModel();
+        final ShapeLatency latency = new ShapeLatency();
         final BatchSizeController sizes;
         final CutPolicy cuts;
         final RequestQueue.ModelQueue queue;
@@ -158,11 +160,15 @@ public final class DynamicBatcher<T> {
         }
         if (request.deadlineNanos() != Long.MAX_VALUE
                 && (request.deadlineNanos() <= now
-                        || (m.latency.hasData() && now + m.latency.predictNanos(samples) > request.deadlineNanos()))) {
+                        || infeasible(m.latency.forShape(key.shapeSignature()), samples, now, request.deadlineNanos()))) {
             return Admission.DEADLINE_INFEASIBLE;
         }
         enqueue(key, item, samples, request, now);
         return Admission.ACCEPTED;
+    }
+
+    private static boolean infeasible(LatencyModel latency, int samples, long now, long deadlineNanos) {
+        return latency.hasData() && now + latency.predictNanos(samples) > deadlineNanos;
     }
 
     private void enqueue(BatchKey key, T item, int samples, Request request, long now) {
@@ -173,7 +179,7 @@ public final class DynamicBatcher<T> {
         }
         int level = m.queue.levelOf(request);
         queue.add(key, m.queue, item, samples, level, request.tenant(), request.deadlineNanos(), now);
-        m.cuts.recordArrival(level, samples, now);
+        m.cuts.recordArrival(key.shapeSignature(), level, samples, now);
     }
 
     /** Cuts the most urgent ready batch, or returns null if no queue is ready yet. */
@@ -199,10 +205,11 @@ public final class DynamicBatcher<T> {
         return best == null ? null : cut(best, bestReason, now);
     }
 
-    /** The latency model's run time of the batch the lane holds now (at most its cap), 0 before the model has data. */
+    /** The lane's latency model's run time of the batch it holds now (at most its cap), 0 before the model has data. */
     private long predictedRunNanos(RequestQueue.Lane<T> lane) {
         ModelState m = model(lane);
-        return m.latency.hasData() ? m.latency.predictNanos(Math.max(1, Math.min(lane.samples(), m.sizes.cap()))) : 0;
+        LatencyModel latency = m.latency.forShape(lane.key().shapeSignature());
+        return latency.hasData() ? latency.predictNanos(Math.max(1, Math.min(lane.samples(), m.sizes.cap()))) : 0;
     }
 
     /** Cuts every queue into batches regardless of readiness (end of input, draining). */
@@ -247,15 +254,26 @@ public final class DynamicBatcher<T> {
         return earliest == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(earliest);
     }
 
-    /** Feeds a completed batch's run time to the latency model and the AIMD controller. */
-    public void recordBatch(ModelId id, int samples, long elapsedNanos) {
-        ModelState m = model(id);
-        m.latency.record(samples, elapsedNanos);
+    /** Feeds a completed batch's run time to its shape's and the model's latency models and to the AIMD controller. */
+    public void recordBatch(BatchKey key, int samples, long elapsedNanos) {
+        ModelState m = model(key.model());
+        m.latency.record(key.shapeSignature(), samples, elapsedNanos);
         m.sizes.record(elapsedNanos);
     }
 
+    /** Feeds a completed batch of a fixed-shape model (or of no shape in particular) to its models. */
+    public void recordBatch(ModelId id, int samples, long elapsedNanos) {
+        recordBatch(new BatchKey(id, ""), samples, elapsedNanos);
+    }
+
+    /** The model's latency model over all its batches, whatever their shape. */
     public LatencyModel latencyModel(ModelId id) {
-        return model(id).latency;
+        return model(id).latency.overall();
+    }
+
+    /** The latency model of the key's shape (the model-wide one until that shape has run). */
+    public LatencyModel latencyModel(BatchKey key) {
+        return model(key.model()).latency.forShape(key.shapeSignature());
     }
 
     /** The current batch size cap: the AIMD cap, or the max batch size. */

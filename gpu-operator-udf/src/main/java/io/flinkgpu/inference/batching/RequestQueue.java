@@ -199,6 +199,11 @@ final class RequestQueue<T> {
         }
 
         @Override
+        public String shapeSignature() {
+            return key.shapeSignature();
+        }
+
+        @Override
         public int requests() {
             return requests;
         }

@@ -265,10 +265,10 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
                 id -> {
                     BatchingConfig effective = settings.batchingFor(repository.resolveConfig(id));
                     LOG.info("Batching {} with {} (the model's dynamic_batching over the operator's defaults), {}",
-                            id, effective, repository.resolveConfig(id).scheduling());
+                            id, effective, settings.schedulingFor(repository.resolveConfig(id)));
                     return effective;
                 },
-                id -> repository.resolveConfig(id).scheduling(),
+                id -> settings.schedulingFor(repository.resolveConfig(id)),
                 admission::tenantWeight,
                 ticker);
         executing = new LinkedHashMap<>();
@@ -405,7 +405,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         if (queued != DynamicBatcher.Admission.ACCEPTED) {
             refuse(input, admission.refuseQueued(a, queued,
                     a.model().config().scheduling().level(a.level()).maxQueueSize(),
-                    batcher.latencyModel(id).predictNanos(a.samples())));
+                    batcher.latencyModel(a.key()).predictNanos(a.samples())));
         }
     }
 
@@ -480,7 +480,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
 
     private void submit(Batch<Pending<IN>> batch) {
         long seq = batchSequence++;
-        executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key().model()).predictNanos(batch.samples())));
+        executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key()).predictNanos(batch.samples())));
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
             Outcome outcome = execute(batch, dispatchedNanos);
@@ -542,10 +542,10 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             metrics.batchCompleted(id, batch.samples(), inferenceMs);
             if (outcome.ranWhole()) {
                 long actual = Math.round(inferenceMs * 1e6);
-                if (batcher.latencyModel(id).hasData()) {
+                if (batcher.latencyModel(batch.key()).hasData()) {
                     metrics.predicted(id, done.predictedNanos(), actual);
                 }
-                batcher.recordBatch(id, batch.samples(), actual);
+                batcher.recordBatch(batch.key(), batch.samples(), actual);
             }
         }
         for (int i = 0; i < responses.size(); i++) {

@@ -5,6 +5,7 @@ import io.flinkgpu.inference.admission.ValidationLimits;
 import io.flinkgpu.inference.cache.ModelCacheSettings;
 import java.time.Duration;
 import java.util.List;
+import io.flinkgpu.inference.qos.BatchSizing;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.MemorySize;
@@ -46,6 +47,19 @@ public final class GpuInferenceOptions {
                     .defaultValue(BatchingConfig.DEFAULT_MAX_ENQUEUED_BATCHES)
                     .withDescription("Full batches that may wait per model before the operator stops taking "
                             + "input (backpressure).");
+
+    public static final ConfigOption<BatchSizing> BATCH_SIZING = ConfigOptions.key("inference.batching.batch-sizing")
+            .enumType(BatchSizing.class)
+            .defaultValue(BatchSizing.FIXED_DELAY)
+            .withDescription("How partial batches are cut, for models whose config does not set scheduling.batch_sizing. "
+                    + "FIXED_DELAY: when full, at a preferred size, or once the oldest request waited max-queue-delay "
+                    + "(Triton's dynamic batcher). SLO_AWARE: by the model's latency model, fitted per input shape: cut at "
+                    + "once while one request at a time keeps up with arrivals, wait only while the queue is expected "
+                    + "to grow and the earliest deadline still holds, and take no more than keeps up with arrivals or "
+                    + "than batching pays for (a batch is not made larger than where its time per sample is within 10% "
+                    + "of the latency model's per-sample slope: on a model whose run time grows in proportion to the "
+                    + "batch, one request at a time while that keeps up). AIMD: Clipper's additive-increase, "
+                    + "multiplicative-decrease batch cap against scheduling.slo_ms.");
 
     public static final ConfigOption<Integer> EXECUTION_THREADS = ConfigOptions.key("inference.execution-threads")
             .intType()

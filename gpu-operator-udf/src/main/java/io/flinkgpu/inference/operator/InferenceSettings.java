@@ -8,6 +8,8 @@ import io.flinkgpu.inference.device.DeviceSettings;
 import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.model.ModelConfig;
 import io.flinkgpu.inference.admission.ValidationLimits;
+import io.flinkgpu.inference.qos.BatchSizing;
+import io.flinkgpu.inference.qos.SchedulingConfig;
 import io.flinkgpu.inference.qos.TenantRegistry;
 import java.io.Serializable;
 import java.nio.file.Files;
@@ -20,6 +22,7 @@ import org.apache.flink.configuration.ReadableConfig;
 public record InferenceSettings(
         String modelRepository,
         BatchingConfig batching,
+        BatchSizing batchSizing,
         int executionThreads,
         DeviceSettings device,
         ModelCacheSettings cache,
@@ -74,6 +77,7 @@ public record InferenceSettings(
         return new InferenceSettings(
                 config.get(GpuInferenceOptions.MODEL_REPOSITORY),
                 batching,
+                config.get(GpuInferenceOptions.BATCH_SIZING),
                 executionThreads(config),
                 new DeviceSettings(
                         config.get(GpuInferenceOptions.DEVICE_TYPE),
@@ -151,6 +155,14 @@ public record InferenceSettings(
      */
     public BatchingConfig batchingFor(ModelConfig model) {
         return model.dynamicBatching().resolve(Math.min(model.maxBatchSize(), batching.maxBatchSize()), batching);
+    }
+
+    /**
+     * A model's effective scheduling: its own {@code scheduling} block, with the operator's batch
+     * sizing where the block sets none.
+     */
+    public SchedulingConfig schedulingFor(ModelConfig model) {
+        return model.scheduling().withBatchSizingDefault(batchSizing);
     }
 
     /**

@@ -17,7 +17,9 @@ import java.util.TreeMap;
  * @param levels per-level queue policies (levels not listed use {@link LevelPolicy#DEFAULT})
  * @param agingMs a queued request is treated one level higher for every {@code agingMs} it has
  *     waited (0: no aging)
- * @param batchSizing how partial batches are cut
+ * @param batchSizing how partial batches are cut; null where the block does not say, which reads
+ *     as {@link BatchSizing#FIXED_DELAY} unless the operator's default ({@link
+ *     #withBatchSizingDefault}) says otherwise
  * @param sloMs the latency objective for SLO-aware and AIMD sizing (0: none)
  * @param isolateLevels cut each batch from one priority level only, so that a high-priority
  *     batch is not topped up with (and slowed by) lower-priority requests
@@ -37,8 +39,9 @@ public record SchedulingConfig(
         @JsonProperty("isolate_levels") boolean isolateLevels,
         @JsonProperty("low_priority_batch_ms") double lowPriorityBatchMs) implements Serializable {
 
+    /** A model config without a {@code scheduling} block: batch sizing left to the operator's default. */
     public static final SchedulingConfig DEFAULTS =
-            new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.FIXED_DELAY, 0, false, 0);
+            new SchedulingConfig(1, 1, 0, false, Map.of(), 0, null, 0, false, 0);
 
     /** Levels share batches (the default). */
     public SchedulingConfig(int priorityLevels, int defaultPriority, long defaultTimeoutMs, boolean allowTimeoutOverride,
@@ -80,7 +83,30 @@ public record SchedulingConfig(
         if (shares > 1) {
             throw new IllegalArgumentException("min_share over all levels adds up to " + shares + " > 1");
         }
-        batchSizing = batchSizing == null ? BatchSizing.FIXED_DELAY : batchSizing;
+    }
+
+    /** How partial batches are cut: the block's {@code batch_sizing}, {@link BatchSizing#FIXED_DELAY} where it sets none. */
+    @Override
+    @JsonProperty("batch_sizing")
+    public BatchSizing batchSizing() {
+        return batchSizing == null ? BatchSizing.FIXED_DELAY : batchSizing;
+    }
+
+    /** Whether the block sets {@code batch_sizing} itself. */
+    public boolean setsBatchSizing() {
+        return batchSizing != null;
+    }
+
+    /**
+     * This block with {@code sizing} as its batch sizing where it sets none (the operator's
+     * {@code inference.batching.batch-sizing}); this block itself where it sets one.
+     */
+    public SchedulingConfig withBatchSizingDefault(BatchSizing sizing) {
+        if (batchSizing != null || sizing == null) {
+            return this;
+        }
+        return new SchedulingConfig(priorityLevels, defaultPriority, defaultTimeoutMs, allowTimeoutOverride, levels,
+                agingMs, sizing, sloMs, isolateLevels, lowPriorityBatchMs);
     }
 
     public LevelPolicy level(int level) {

@@ -129,7 +129,7 @@ public final class InferenceService {
                 settings.maxBatchSizeLookup(), "max-batch-size",
                 new TenantGate(settings.tenants()), ticker::nanos);
         this.batcher = new DynamicBatcher<>(id -> settings.batchingFor(repository.resolveConfig(id)),
-                id -> repository.resolveConfig(id).scheduling(), admission::tenantWeight, ticker);
+                id -> settings.schedulingFor(repository.resolveConfig(id)), admission::tenantWeight, ticker);
         AtomicInteger threadNumber = new AtomicInteger();
         String prefix = "gpu-inference-shared-" + device.id() + "-";
         // shared by the TaskManager's subtasks on this device: it counts the TaskManager's cores
@@ -290,7 +290,7 @@ public final class InferenceService {
                     if (queued != DynamicBatcher.Admission.ACCEPTED) {
                         RequestAdmission.Refused refused = admission.refuseQueued(a, queued,
                                 a.model().config().scheduling().level(a.level()).maxQueueSize(),
-                                batcher.latencyModel(a.model().id()).predictNanos(a.samples()));
+                                batcher.latencyModel(a.key()).predictNanos(a.samples()));
                         listener.refused(refused.model(), refused.code(), false);
                         refusal = failure(request, refused.error());
                     }
@@ -430,7 +430,7 @@ public final class InferenceService {
                 admission.release(p.admitted());
             }
             if (fatal == null && ranWhole) {
-                batcher.recordBatch(model.id(), batch.samples(), elapsed);
+                batcher.recordBatch(batch.key(), batch.samples(), elapsed);
             }
         }
         if (fatal == null) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.qos.BatchSizing;
-import io.flinkgpu.inference.qos.LatencyModel;
+import io.flinkgpu.inference.qos.ShapeLatency;
 import io.flinkgpu.inference.qos.SchedulingConfig;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +30,7 @@ class CutPolicyTest {
 
     private static CutPolicy policy(int maxBatch, List<Integer> preferred, SchedulingConfig sched) {
         BatchingConfig batching = new BatchingConfig(maxBatch, Duration.ofMillis(5), preferred, 2);
-        return new CutPolicy(batching, sched, new LatencyModel(), new BatchSizeController(maxBatch, sched));
+        return new CutPolicy(batching, sched, new ShapeLatency(), new BatchSizeController(maxBatch, sched));
     }
 
     @Test
@@ -64,7 +64,7 @@ class CutPolicyTest {
         SchedulingConfig slo = new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.SLO_AWARE, 50);
         CutPolicy p = policy(32, List.of(), slo);
 
-        assertThat(p.batchToKeepUp()).isEqualTo(1);
+        assertThat(p.batchToKeepUp(lane(1, 0))).isEqualTo(1);
         assertThat(p.readiness(lane(1, 0), NOW)).isEqualTo(Batch.CloseReason.LOW_LOAD);
         assertThat(p.wakeNanos(lane(1, 0))).as("the queue delay comes before the SLO").isEqualTo(NOW + 5 * MS);
         assertThat(p.wakeNanos(new Lane(1, 1, NOW, NOW + 3 * MS, 1))).as("a queued deadline before the queue delay")
