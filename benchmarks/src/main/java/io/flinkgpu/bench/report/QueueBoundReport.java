@@ -25,7 +25,7 @@ public final class QueueBoundReport {
     /** One roofline entry with the SLO's bound beside it. */
     record Row(String run, String scenario, String config, int sessions, int maxBatch, double sloMs,
             double budgetMs, double goodput, double roofline, double share, double bound, double shareBound,
-            double unbatchedBound, List<QueueBound.Group> groups) {}
+            double unbatchedBound, double shortestFirstBound, List<QueueBound.Group> groups) {}
 
     /**
      * One class of a low-load entry: its p99 in the ideal queue at the low-load point's rate and
@@ -100,9 +100,12 @@ public final class QueueBoundReport {
             double goodput = e.configNode().path("goodput").asDouble();
             double bound = QueueBound.maxRate(groups, sessions, maxBatch, budgetMs / 1000);
             double unbatched = maxBatch == 1 ? bound : QueueBound.maxRate(groups, sessions, 1, budgetMs / 1000);
+            // another order than the job's only differs where there is more than one shape group
+            double shortestFirst = groups.size() < 2 ? Double.NaN : Math.min(1,
+                    QueueBound.maxRate(groups, sessions, 1, budgetMs / 1000, QueueBound.Order.SHORTEST_FIRST) / roofline);
             out.add(new Row(run, e.scenario().path("name").asText(), e.config(), sessions, maxBatch, slo, budgetMs,
                     goodput, roofline, goodput / roofline, bound, Math.min(1, bound / roofline),
-                    Math.min(1, unbatched / roofline), groups));
+                    Math.min(1, unbatched / roofline), shortestFirst, groups));
         }
         return out;
     }
@@ -204,16 +207,20 @@ public final class QueueBoundReport {
                 + "`bound / R` (at most 1) is the highest goodput / R any implementation of that policy can "
                 + "reach within the SLO on this machine; `goodput / bound` is how close the job came to it; `bound / R, "
                 + "batch 1` is the same with batching off (max batch 1), for the question whether batching is what "
-                + "limits it.\n\n");
+                + "limits it; `bound / R, batch 1, shortest first` is the same again with a free thread taking the "
+                + "queued shape of the shortest run time first instead of the oldest (shortest job first, no batch "
+                + "preempted), for the question whether another order would (scenarios of one shape: -).\n\n");
         md.append("| run | scenario | configuration | threads | max batch | SLO / budget ms | goodput req/s | R req/s "
-                + "| goodput / R | SLO bound req/s | bound / R | goodput / bound | bound / R, batch 1 |\n");
-        md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                + "| goodput / R | SLO bound req/s | bound / R | goodput / bound | bound / R, batch 1 "
+                + "| bound / R, batch 1, shortest first |\n");
+        md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row r : rows) {
-            md.append(String.format("| %s | %s | %s | %d | %d | %.0f / %.1f | %.0f | %.0f | %.2f | %.0f | %s | %.2f | %.2f |%n",
+            md.append(String.format("| %s | %s | %s | %d | %d | %.0f / %.1f | %.0f | %.0f | %.2f | %.0f | %s | %.2f | %.2f | %s |%n",
                     r.run(), r.scenario(), r.config(), r.sessions(), r.maxBatch(), r.sloMs(), r.budgetMs(), r.goodput(),
                     r.roofline(), r.share(), r.bound(), r.shareBound() < Targets.ROOFLINE_GOAL
                             ? String.format("**%.2f**", r.shareBound()) : String.format("%.2f", r.shareBound()),
-                    r.goodput() / r.bound(), r.unbatchedBound()));
+                    r.goodput() / r.bound(), r.unbatchedBound(),
+                    Double.isNaN(r.shortestFirstBound()) ? "-" : String.format("%.2f", r.shortestFirstBound())));
         }
         md.append("\n**Bold**: under the roofline goal (").append(Targets.ROOFLINE_GOAL)
                 .append("): no batcher with that policy can meet the goal within the SLO.\n\n");

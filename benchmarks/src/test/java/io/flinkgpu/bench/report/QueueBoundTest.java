@@ -74,6 +74,23 @@ class QueueBoundTest {
     }
 
     @Test
+    void shortestFirstServesTheShortShapeSoonerAndTheLongOneLater() {
+        List<QueueBound.Group> mix = List.of(
+                new QueueBound.Group("[16]", 0.9, new int[] {1}, new double[] {0.001}),
+                new QueueBound.Group("[128]", 0.1, new int[] {1}, new double[] {0.019}));
+        double rate = 0.6 / 0.0028;
+        QueueBound.Stats fifo = QueueBound.simulate(mix, 1, 1, rate);
+        QueueBound.Stats sjf = QueueBound.simulate(mix, 1, 1, rate, QueueBound.Order.SHORTEST_FIRST);
+        assertThat(sjf.groupP99Seconds()[0]).isLessThan(fifo.groupP99Seconds()[0]);
+        assertThat(sjf.groupP99Seconds()[1]).isGreaterThan(fifo.groupP99Seconds()[1]);
+        assertThat(sjf.meanSeconds()).as("shortest job first minimises the mean").isLessThan(fifo.meanSeconds());
+        // one group: the order changes nothing
+        List<QueueBound.Group> one = List.of(mix.get(0));
+        assertThat(QueueBound.simulate(one, 1, 1, rate, QueueBound.Order.SHORTEST_FIRST).p99Seconds())
+                .isEqualTo(QueueBound.simulate(one, 1, 1, rate).p99Seconds());
+    }
+
+    @Test
     void aGroupsBatchTimeIsInterpolatedBetweenMeasuredSizesAndScaledPerRequestOutsideThem() {
         QueueBound.Group g = new QueueBound.Group("g", 1, new int[] {2, 10}, new double[] {0.002, 0.006});
         assertThat(g.seconds(1)).isCloseTo(0.001, within(1e-12));
@@ -136,6 +153,8 @@ class QueueBoundTest {
         assertThat(row.goodput()).isEqualTo(200);
         assertThat(row.groups()).extracting(QueueBound.Group::share).containsExactlyInAnyOrder(0.9, 0.1);
         assertThat(row.bound()).isCloseTo(QueueBound.maxRate(row.groups(), 1, 1, 0.025), within(1e-9));
+        assertThat(row.shortestFirstBound()).isCloseTo(Math.min(1, QueueBound.maxRate(row.groups(), 1, 1, 0.025,
+                QueueBound.Order.SHORTEST_FIRST) / row.roofline()), within(1e-9));
         assertThat(row.bound()).isPositive().isLessThan(340);
         assertThat(row.shareBound()).isCloseTo(row.bound() / 340, within(1e-9));
         List<QueueBoundReport.LowLoadRow> low = QueueBoundReport.lowLoadRows(result);
