@@ -24,8 +24,8 @@ import java.util.Map;
  * </ol>
  * A batch holds at most the cap (the max batch size when flushing), the largest preferred size
  * reached when that is why it was cut, with SLO-aware sizing no more than the larger of the batch
- * that keeps up with arrivals and the batch where batching stops paying ({@link #worthwhileBatch})
- * and no more than is predicted to finish before the earliest deadline, and with {@code
+ * that keeps up with arrivals, the batch where batching stops paying ({@link #worthwhileBatch}) and
+ * the largest batch predicted to run within a millisecond ({@link #shortRunBatch}), and no more than is predicted to finish before the earliest deadline, and with {@code
  * low_priority_batch_ms} no more than runs in that time while level-1 traffic is about and none is
  * queued. Every prediction reads the latency model of the lane's input shape.
  *
@@ -40,6 +40,12 @@ final class CutPolicy {
      * fraction of the latency model's per-sample slope, unless keeping up with arrivals needs more.
      */
     static final double WORTHWHILE_SLACK = 0.1;
+    /**
+     * SLO-aware sizing never splits a batch predicted to run within this long: its run is below the
+     * pipeline's own jitter, so a smaller one would gain a request nothing and cost the per-batch
+     * work outside the run (hand-offs, emission) that the latency model does not see.
+     */
+    static final long SHORT_RUN_NANOS = 1_000_000;
     /** How recently a level-1 request must have arrived for {@code low_priority_batch_ms} to apply. */
     static final long TOP_LEVEL_RECENT_NANOS = 1_000_000_000L;
     private static final double ARRIVAL_EWMA = 0.1;
@@ -174,8 +180,10 @@ final class CutPolicy {
         }
         LatencyModel latency = latencies.forShape(lane.shapeSignature());
         if (sched.batchSizing() == BatchSizing.SLO_AWARE && reason != Batch.CloseReason.FLUSH && latency.hasData()) {
-            // no larger than keeps up with arrivals, or than batching pays for, whichever is more
-            limit = Math.min(limit, Math.max(batchToKeepUp(lane), worthwhileBatch(latency)));
+            // no larger than keeps up with arrivals, than batching pays for, or than runs within
+            // SHORT_RUN_NANOS, whichever is most
+            limit = Math.min(limit, Math.max(batchToKeepUp(lane),
+                    Math.max(worthwhileBatch(latency), shortRunBatch(latency))));
             long deadline = sloDeadline(lane, lane.oldestEnqueuedNanos());
             while (limit > 1 && deadline != Long.MAX_VALUE && now + latency.predictNanos(limit) > deadline) {
                 limit--; // the largest batch whose predicted completion meets the earliest deadline
@@ -211,6 +219,16 @@ final class CutPolicy {
         }
         double needed = Math.ceil(rate * latency.alphaNanos() / (1 - rate * beta));
         return (int) Math.max(1, Math.min(sizes.cap(), needed));
+    }
+
+    /** The largest batch (up to the cap) predicted to run within {@link #SHORT_RUN_NANOS}; at least 1. */
+    int shortRunBatch(LatencyModel latency) {
+        double beta = latency.betaNanos();
+        double room = SHORT_RUN_NANOS - latency.alphaNanos();
+        if (beta <= 0) {
+            return room >= 0 ? sizes.cap() : 1;
+        }
+        return (int) Math.max(1, Math.min(sizes.cap(), Math.floor(room / beta)));
     }
 
     /** The mean gap between arriving samples of the lane's shape; 0 while unknown. */

@@ -157,6 +157,23 @@ class ShapeAwareSizingTest {
         latency.record("[c]", 1, 5 * MS);
         latency.record("[c]", 8, 5 * MS); // flat: a larger batch costs nothing more
         assertThat(p.worthwhileBatch(latency.forShape("[c]"))).isEqualTo(64);
+
+        // the largest batch that runs within a millisecond
+        assertThat(p.shortRunBatch(latency.forShape("[a]"))).isEqualTo(1);
+        assertThat(p.shortRunBatch(latency.forShape("[b]"))).as("alpha alone takes the millisecond").isEqualTo(1);
+        assertThat(p.shortRunBatch(latency.forShape("[c]"))).isEqualTo(1);
+        latency.record("[d]", 1, 130_000);
+        latency.record("[d]", 11, 430_000); // alpha 0.1 ms, beta 0.03 ms: 30 run in 1 ms
+        assertThat(p.shortRunBatch(latency.forShape("[d]"))).isEqualTo(30);
+        assertThat(p.worthwhileBatch(latency.forShape("[d]"))).isEqualTo(34);
+    }
+
+    @Test
+    void sloAwareSizingDoesNotSplitABatchThatRunsWithinAMillisecond() {
+        DynamicBatcher<String> b = batcher(32, BatchSizing.SLO_AWARE);
+        learn(b, SHORT, 10_000, 20_000); // an image model on a CPU: 10 us + 20 us per sample
+        arrive(b, SHORT, "r", 20, 50);
+        assertThat(b.poll().items()).as("worthwhile at 5, but 20 run in 0.41 ms").hasSize(20);
     }
 
     // ---- the configuration space: sizing, max batch, queue delay and shapes vary with the traffic
@@ -174,7 +191,8 @@ class ShapeAwareSizingTest {
      * A single execution thread serves a few shapes arriving at fixed gaps, the device below half
      * its capacity; whatever the sizing, max batch and queue delay: every request is answered once,
      * every batch holds one shape and at most the max batch; under SLO-aware sizing, once a shape
-     * whose run time is proportional to its batch has run, it runs one request at a time.
+     * whose run time is proportional to its batch has run, its batches are no larger than run
+     * within a millisecond (one request at a time where one takes longer).
      */
     @Property(tries = 100)
     void everyRequestOnceAndProportionalShapesUnbatchedUnderSloAwareSizing(
@@ -225,7 +243,10 @@ class ShapeAwareSizingTest {
                     ShapeSpec spec = specs.get(s);
                     boolean ranBefore = batchesOfShape.merge(batch.key(), 1, Integer::sum) > 1;
                     if (sizing == BatchSizing.SLO_AWARE && spec.alphaNanos() == 0 && ranBefore) {
-                        assertThat(batch.samples()).as("a proportional shape below capacity").isEqualTo(1);
+                        // no larger than runs within a millisecond (at least one)
+                        long shortRun = Math.max(1, Math.min(maxBatch, CutPolicy.SHORT_RUN_NANOS / spec.betaNanos()));
+                        assertThat((long) batch.samples()).as("a proportional shape below capacity")
+                                .isLessThanOrEqualTo(shortRun);
                     }
                     long run = spec.alphaNanos() + batch.samples() * spec.betaNanos();
                     busyUntil = clock.get() + run;
