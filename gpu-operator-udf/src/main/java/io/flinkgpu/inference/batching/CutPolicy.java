@@ -4,9 +4,7 @@ import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.qos.BatchSizing;
 import io.flinkgpu.inference.qos.LatencyModel;
 import io.flinkgpu.inference.qos.SchedulingConfig;
-import io.flinkgpu.inference.qos.ShapeLatency;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import io.flinkgpu.inference.qos.ShapeStats;
 
 /**
  * When one model's queued requests are cut into a batch, and how large that batch may be. This is
@@ -29,8 +27,9 @@ import java.util.Map;
  * low_priority_batch_ms} no more than runs in that time while level-1 traffic is about and none is
  * queued. Every prediction reads the latency model of the lane's input shape.
  *
- * <p>It keeps the arrival rate of each of the model's input shapes (an exponentially weighted mean
- * gap between samples) and when a level-1 request last arrived. Single-threaded, like the batcher.
+ * <p>It feeds the arrival rate of each of the model's input shapes (an exponentially weighted mean
+ * gap between samples, kept in the model's {@link ShapeStats}) and keeps when a level-1 request last
+ * arrived. Single-threaded, like the batcher.
  */
 final class CutPolicy {
     /** SLO-aware sizing sizes batches to keep up with this multiple of the measured arrival rate. */
@@ -48,7 +47,6 @@ final class CutPolicy {
     static final long SHORT_RUN_NANOS = 1_000_000;
     /** How recently a level-1 request must have arrived for {@code low_priority_batch_ms} to apply. */
     static final long TOP_LEVEL_RECENT_NANOS = 1_000_000_000L;
-    private static final double ARRIVAL_EWMA = 0.1;
 
     /** What the policy reads of one lane. */
     interface LaneState {
@@ -75,45 +73,23 @@ final class CutPolicy {
 
     private final BatchingConfig batching;
     private final SchedulingConfig sched;
-    private final ShapeLatency latencies;
+    private final ShapeStats shapes;
     private final BatchSizeController sizes;
     private final int[] preferred;
-    /** Arrivals per input shape (one entry, "", for a fixed-shape model), the least recently used dropped first. */
-    private final Map<String, Arrivals> arrivals = new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Arrivals> eldest) {
-            return size() > ShapeLatency.MAX_SHAPES;
-        }
-    };
     private long lastTopLevelArrivalNanos = Long.MIN_VALUE;
 
-    /** The arrival rate of one shape: an exponentially weighted mean gap between its samples. */
-    private static final class Arrivals {
-        long lastNanos = Long.MIN_VALUE;
-        double meanGapNanosPerSample;
-
-        void record(int samples, long now) {
-            if (lastNanos != Long.MIN_VALUE) {
-                double gap = (double) Math.max(0, now - lastNanos) / samples;
-                meanGapNanosPerSample = meanGapNanosPerSample == 0 ? gap
-                        : (1 - ARRIVAL_EWMA) * meanGapNanosPerSample + ARRIVAL_EWMA * gap;
-            }
-            lastNanos = now;
-        }
-    }
-
     /** {@code batching} must be complete ({@link BatchingConfig#isComplete()}). */
-    CutPolicy(BatchingConfig batching, SchedulingConfig sched, ShapeLatency latencies, BatchSizeController sizes) {
+    CutPolicy(BatchingConfig batching, SchedulingConfig sched, ShapeStats shapes, BatchSizeController sizes) {
         this.batching = batching;
         this.sched = sched;
-        this.latencies = latencies;
+        this.shapes = shapes;
         this.sizes = sizes;
         this.preferred = batching.preferredBatchSizes().stream().mapToInt(Integer::intValue).toArray();
     }
 
     /** Notes a request of {@code samples} samples of input shape {@code shape} queued at {@code level}. */
     void recordArrival(String shape, int level, int samples, long now) {
-        arrivals.computeIfAbsent(shape, s -> new Arrivals()).record(samples, now);
+        shapes.recordArrival(shape, samples, now);
         if (level == 1) {
             lastTopLevelArrivalNanos = now;
         }
@@ -135,7 +111,7 @@ final class CutPolicy {
             return Batch.CloseReason.QUEUE_DELAY;
         }
         if (sched.batchSizing() == BatchSizing.SLO_AWARE) {
-            LatencyModel latency = latencies.forShape(lane.shapeSignature());
+            LatencyModel latency = shapes.forShape(lane.shapeSignature());
             int needed = batchToKeepUp(lane);
             if (lane.samples() >= needed) {
                 // Large enough to keep up with arrivals (at low load: one request, no waiting).
@@ -160,7 +136,7 @@ final class CutPolicy {
         if (sched.batchSizing() == BatchSizing.SLO_AWARE) {
             long deadline = sloDeadline(lane, oldest);
             if (deadline != Long.MAX_VALUE) {
-                LatencyModel latency = latencies.forShape(lane.shapeSignature());
+                LatencyModel latency = shapes.forShape(lane.shapeSignature());
                 wake = Math.min(wake, deadline - latency.predictNanos(batchToKeepUp(lane)));
             }
         }
@@ -178,7 +154,7 @@ final class CutPolicy {
                 }
             }
         }
-        LatencyModel latency = latencies.forShape(lane.shapeSignature());
+        LatencyModel latency = shapes.forShape(lane.shapeSignature());
         if (sched.batchSizing() == BatchSizing.SLO_AWARE && reason != Batch.CloseReason.FLUSH && latency.hasData()) {
             // no larger than keeps up with arrivals, than batching pays for, or than runs within
             // SHORT_RUN_NANOS, whichever is most
@@ -207,7 +183,7 @@ final class CutPolicy {
      * batch size keeps up.
      */
     int batchToKeepUp(LaneState lane) {
-        LatencyModel latency = latencies.forShape(lane.shapeSignature());
+        LatencyModel latency = shapes.forShape(lane.shapeSignature());
         double gap = meanGapNanosPerSample(lane);
         if (gap <= 0 || !latency.hasData()) {
             return 1;
@@ -233,8 +209,7 @@ final class CutPolicy {
 
     /** The mean gap between arriving samples of the lane's shape; 0 while unknown. */
     private double meanGapNanosPerSample(LaneState lane) {
-        Arrivals a = arrivals.get(lane.shapeSignature());
-        return a == null ? 0 : a.meanGapNanosPerSample;
+        return shapes.meanGapNanosPerSample(lane.shapeSignature());
     }
 
     /**

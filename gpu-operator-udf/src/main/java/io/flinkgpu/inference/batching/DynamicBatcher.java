@@ -5,7 +5,7 @@ import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.qos.BatchSizing;
 import io.flinkgpu.inference.qos.LatencyModel;
 import io.flinkgpu.inference.qos.SchedulingConfig;
-import io.flinkgpu.inference.qos.ShapeLatency;
+import io.flinkgpu.inference.qos.ShapeStats;
 import io.flinkgpu.inference.qos.TimeoutAction;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,8 +41,8 @@ import java.util.function.ToDoubleFunction;
  * <p>The batcher coordinates three parts: the {@link RequestQueue} (levels, tenants, deficit
  * round robin, aging and expiry: which requests a batch takes), per model a {@link CutPolicy}
  * (when a batch is cut and how large) and a {@link BatchSizeController} (the AIMD cap), and it
- * keeps each model's latency models ({@link ShapeLatency}: one per input shape of a variable-size
- * model, one over all), fed by {@link #recordBatch}.
+ * keeps each model's {@link ShapeStats}: a latency model per input shape of a variable-size model and
+ * one over all, fed by {@link #recordBatch}, and an arrival rate per shape.
  *
  * <p><b>Admission.</b> {@link #offer} refuses a request when its tenant's queue at its level for
  * the model is full ({@code max_queue_size}) or when its shape's latency model predicts that even running it alone,
@@ -100,10 +100,10 @@ public final class DynamicBatcher<T> {
         this.queue = new RequestQueue<>(tenantWeights);
     }
 
-    /** Per-model state that outlives lanes: the model's policies, its latency model and its queue counts. */
+    /** Per-model state that outlives lanes: the model's policies, its per-shape stats and its queue counts. */
     private static final class ModelState {
         final BatchingConfig batching;
-        final ShapeLatency latency = new ShapeLatency();
+        final ShapeStats shapes = new ShapeStats();
         final BatchSizeController sizes;
         final CutPolicy cuts;
         final RequestQueue.ModelQueue queue;
@@ -114,7 +114,7 @@ public final class DynamicBatcher<T> {
             }
             this.batching = batching;
             sizes = new BatchSizeController(batching.maxBatchSize(), sched);
-            cuts = new CutPolicy(batching, sched, latency, sizes);
+            cuts = new CutPolicy(batching, sched, shapes, sizes);
             queue = new RequestQueue.ModelQueue(sched);
         }
     }
@@ -160,7 +160,7 @@ public final class DynamicBatcher<T> {
         }
         if (request.deadlineNanos() != Long.MAX_VALUE
                 && (request.deadlineNanos() <= now
-                        || infeasible(m.latency.forShape(key.shapeSignature()), samples, now, request.deadlineNanos()))) {
+                        || infeasible(m.shapes.forShape(key.shapeSignature()), samples, now, request.deadlineNanos()))) {
             return Admission.DEADLINE_INFEASIBLE;
         }
         enqueue(key, item, samples, request, now);
@@ -208,7 +208,7 @@ public final class DynamicBatcher<T> {
     /** The lane's latency model's run time of the batch it holds now (at most its cap), 0 before the model has data. */
     private long predictedRunNanos(RequestQueue.Lane<T> lane) {
         ModelState m = model(lane);
-        LatencyModel latency = m.latency.forShape(lane.key().shapeSignature());
+        LatencyModel latency = m.shapes.forShape(lane.key().shapeSignature());
         return latency.hasData() ? latency.predictNanos(Math.max(1, Math.min(lane.samples(), m.sizes.cap()))) : 0;
     }
 
@@ -257,7 +257,7 @@ public final class DynamicBatcher<T> {
     /** Feeds a completed batch's run time to its shape's and the model's latency models and to the AIMD controller. */
     public void recordBatch(BatchKey key, int samples, long elapsedNanos) {
         ModelState m = model(key.model());
-        m.latency.record(key.shapeSignature(), samples, elapsedNanos);
+        m.shapes.record(key.shapeSignature(), samples, elapsedNanos);
         m.sizes.record(elapsedNanos);
     }
 
@@ -268,12 +268,12 @@ public final class DynamicBatcher<T> {
 
     /** The model's latency model over all its batches, whatever their shape. */
     public LatencyModel latencyModel(ModelId id) {
-        return model(id).latency.overall();
+        return model(id).shapes.overall();
     }
 
     /** The latency model of the key's shape (the model-wide one until that shape has run). */
     public LatencyModel latencyModel(BatchKey key) {
-        return model(key.model()).latency.forShape(key.shapeSignature());
+        return model(key.model()).shapes.forShape(key.shapeSignature());
     }
 
     /** The current batch size cap: the AIMD cap, or the max batch size. */

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.qos.BatchSizing;
-import io.flinkgpu.inference.qos.ShapeLatency;
+import io.flinkgpu.inference.qos.ShapeStats;
 import io.flinkgpu.inference.qos.SchedulingConfig;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +30,7 @@ class CutPolicyTest {
 
     private static CutPolicy policy(int maxBatch, List<Integer> preferred, SchedulingConfig sched) {
         BatchingConfig batching = new BatchingConfig(maxBatch, Duration.ofMillis(5), preferred, 2);
-        return new CutPolicy(batching, sched, new ShapeLatency(), new BatchSizeController(maxBatch, sched));
+        return new CutPolicy(batching, sched, new ShapeStats(), new BatchSizeController(maxBatch, sched));
     }
 
     @Test

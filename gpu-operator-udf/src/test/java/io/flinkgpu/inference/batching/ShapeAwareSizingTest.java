@@ -6,7 +6,7 @@ import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.qos.BatchSizing;
 import io.flinkgpu.inference.qos.SchedulingConfig;
-import io.flinkgpu.inference.qos.ShapeLatency;
+import io.flinkgpu.inference.qos.ShapeStats;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -95,14 +95,29 @@ class ShapeAwareSizingTest {
 
     @Test
     void theShapeModelsAreBoundedLeastRecentlyUsedFirst() {
-        ShapeLatency latency = new ShapeLatency();
-        for (int s = 0; s < ShapeLatency.MAX_SHAPES + 10; s++) {
+        ShapeStats latency = new ShapeStats();
+        for (int s = 0; s < ShapeStats.MAX_SHAPES + 10; s++) {
             latency.record("[" + s + "]", 1, (s + 1) * MS);
         }
-        assertThat(latency.shapes()).isEqualTo(ShapeLatency.MAX_SHAPES);
+        assertThat(latency.shapes()).isEqualTo(ShapeStats.MAX_SHAPES);
         assertThat(latency.forShape("[0]")).as("dropped: the model-wide one").isSameAs(latency.overall());
-        int last = ShapeLatency.MAX_SHAPES + 9;
+        int last = ShapeStats.MAX_SHAPES + 9;
         assertThat(latency.forShape("[" + last + "]").predictNanos(1)).isEqualTo((last + 1) * MS);
+    }
+
+    @Test
+    void eachShapeHasItsOwnArrivalRate() {
+        ShapeStats stats = new ShapeStats();
+        for (int i = 0; i < 5; i++) {
+            stats.recordArrival("[16]", 1, i * 10 * MS);
+            stats.recordArrival("[128]", 2, i * 100 * MS);
+        }
+        assertThat(stats.meanGapNanosPerSample("[16]")).isEqualTo(10 * MS);
+        assertThat(stats.meanGapNanosPerSample("[128]")).as("per sample").isEqualTo(50 * MS);
+        assertThat(stats.meanGapNanosPerSample("[64]")).isZero();
+        stats.recordArrival("", 1, 0);
+        stats.recordArrival("", 1, 4 * MS);
+        assertThat(stats.meanGapNanosPerSample("")).as("a fixed-shape model's").isEqualTo(4 * MS);
     }
 
     @Test
@@ -145,7 +160,7 @@ class ShapeAwareSizingTest {
     void worthwhileBatchFollowsTheLatencyModel() {
         SchedulingConfig slo = sizing(BatchSizing.SLO_AWARE);
         BatchingConfig batching = new BatchingConfig(64, Duration.ZERO, null, 4);
-        ShapeLatency latency = new ShapeLatency();
+        ShapeStats latency = new ShapeStats();
         CutPolicy p = new CutPolicy(batching, slo, latency, new BatchSizeController(64, slo));
 
         latency.record("[a]", 1, 20 * MS);
