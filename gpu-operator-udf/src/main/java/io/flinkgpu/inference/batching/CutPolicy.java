@@ -21,11 +21,12 @@ import io.flinkgpu.inference.qos.ShapeStats;
  *       queued deadline.
  * </ol>
  * A batch holds at most the cap (the max batch size when flushing), the largest preferred size
- * reached when that is why it was cut, with SLO-aware sizing no more than the larger of the batch
+ * reached when that is why it was cut, with SLO-aware sizing no more than the largest of the batch
  * that keeps up with arrivals, the batch where batching stops paying ({@link #worthwhileBatch}) and
- * the largest batch predicted to run within a millisecond ({@link #shortRunBatch}), and no more than is predicted to finish before the earliest deadline, and with {@code
- * low_priority_batch_ms} no more than runs in that time while level-1 traffic is about and none is
- * queued. Every prediction reads the latency model of the lane's input shape.
+ * the largest batch predicted to run within a millisecond ({@link #shortRunBatch}), and no more
+ * than is predicted to finish before the earliest deadline, and with {@code low_priority_batch_ms}
+ * no more than runs in that time while level-1 traffic is about and none is queued. Every
+ * prediction reads the latency model of the lane's input shape.
  *
  * <p>It feeds the arrival rate of each of the model's input shapes (an exponentially weighted mean
  * gap between samples, kept in the model's {@link ShapeStats}) and keeps when a level-1 request last
@@ -112,7 +113,7 @@ final class CutPolicy {
         }
         if (sched.batchSizing() == BatchSizing.SLO_AWARE) {
             LatencyModel latency = shapes.forShape(lane.shapeSignature());
-            int needed = batchToKeepUp(lane);
+            int needed = batchToKeepUp(lane, latency);
             if (lane.samples() >= needed) {
                 // Large enough to keep up with arrivals (at low load: one request, no waiting).
                 return needed == 1 ? Batch.CloseReason.LOW_LOAD : Batch.CloseReason.KEEPS_UP;
@@ -137,7 +138,7 @@ final class CutPolicy {
             long deadline = sloDeadline(lane, oldest);
             if (deadline != Long.MAX_VALUE) {
                 LatencyModel latency = shapes.forShape(lane.shapeSignature());
-                wake = Math.min(wake, deadline - latency.predictNanos(batchToKeepUp(lane)));
+                wake = Math.min(wake, deadline - latency.predictNanos(batchToKeepUp(lane, latency)));
             }
         }
         return wake;
@@ -158,7 +159,7 @@ final class CutPolicy {
         if (sched.batchSizing() == BatchSizing.SLO_AWARE && reason != Batch.CloseReason.FLUSH && latency.hasData()) {
             // no larger than keeps up with arrivals, than batching pays for, or than runs within
             // SHORT_RUN_NANOS, whichever is most
-            limit = Math.min(limit, Math.max(batchToKeepUp(lane),
+            limit = Math.min(limit, Math.max(batchToKeepUp(lane, latency),
                     Math.max(worthwhileBatch(latency), shortRunBatch(latency))));
             long deadline = sloDeadline(lane, lane.oldestEnqueuedNanos());
             while (limit > 1 && deadline != Long.MAX_VALUE && now + latency.predictNanos(limit) > deadline) {
@@ -180,10 +181,10 @@ final class CutPolicy {
      * The smallest batch that keeps up with the arrival rate of the lane's shape (with 20%
      * headroom) under that shape's latency model: b / t(b) >= rate, i.e. b >= rate * alpha / (1 -
      * rate * beta). 1 when nothing is known yet or the device is lightly loaded; the cap when no
-     * batch size keeps up.
+     * batch size keeps up. {@code latency} is the lane's shape's model, which the caller has already
+     * looked up.
      */
-    int batchToKeepUp(LaneState lane) {
-        LatencyModel latency = shapes.forShape(lane.shapeSignature());
+    int batchToKeepUp(LaneState lane, LatencyModel latency) {
         double gap = meanGapNanosPerSample(lane);
         if (gap <= 0 || !latency.hasData()) {
             return 1;

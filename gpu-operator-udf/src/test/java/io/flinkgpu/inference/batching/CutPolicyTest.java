@@ -64,7 +64,7 @@ class CutPolicyTest {
         SchedulingConfig slo = new SchedulingConfig(1, 1, 0, false, Map.of(), 0, BatchSizing.SLO_AWARE, 50);
         CutPolicy p = policy(32, List.of(), slo);
 
-        assertThat(p.batchToKeepUp(lane(1, 0))).isEqualTo(1);
+        assertThat(p.batchToKeepUp(lane(1, 0), new io.flinkgpu.inference.qos.LatencyModel())).isEqualTo(1);
         assertThat(p.readiness(lane(1, 0), NOW)).isEqualTo(Batch.CloseReason.LOW_LOAD);
         assertThat(p.wakeNanos(lane(1, 0))).as("the queue delay comes before the SLO").isEqualTo(NOW + 5 * MS);
         assertThat(p.wakeNanos(new Lane(1, 1, NOW, NOW + 3 * MS, 1))).as("a queued deadline before the queue delay")
