@@ -5,6 +5,7 @@
 #   benchmarks/run.sh --mode=full --publish=docs/benchmarks
 # BENCH_JAVA_OPTS adds JVM options, e.g. a flight recording of the run:
 #   BENCH_JAVA_OPTS=-XX:StartFlightRecording=filename=bench.jfr,settings=profile benchmarks/run.sh ...
+# BENCH_HEAP replaces the heap options (default -Xms2g -Xmx4g), e.g. BENCH_HEAP="-Xms8g -Xmx8g".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q -pl benchmarks compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath >/dev/null
@@ -19,6 +20,6 @@ for e in "${entries[@]}"; do
   cp="$cp:$e"
 done
 cp -r benchmarks/target/classes "$snapshot/classes"
-# shellcheck disable=SC2086 # BENCH_JAVA_OPTS is a list of options
-exec java ${BENCH_JAVA_OPTS:-} -Xms2g -Xmx4g -Xlog:gc:file=benchmarks/target/bench-gc.log -Djava.awt.headless=true \
+# shellcheck disable=SC2086 # BENCH_JAVA_OPTS and BENCH_HEAP are lists of options
+exec java ${BENCH_JAVA_OPTS:-} ${BENCH_HEAP:--Xms2g -Xmx4g} -Xlog:gc:file=benchmarks/target/bench-gc.log -Djava.awt.headless=true \
   -cp "$snapshot/classes$cp" io.flinkgpu.bench.BenchmarkMain "$@"
