@@ -7,6 +7,7 @@ import io.flinkgpu.coordinator.Coordinator;
 import io.flinkgpu.coordinator.CoordinatorMetrics;
 import io.flinkgpu.coordinator.CoordinatorOptions;
 import io.flinkgpu.coordinator.collect.MetricCollector;
+import io.flinkgpu.coordinator.collect.MetricSnapshot;
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
 import io.flinkgpu.coordinator.rollout.Rollout;
@@ -115,10 +116,9 @@ class RolloutEndToEndTest extends KafkaAndImages {
             coordinatorConfig = config;
             coordinator = new Coordinator(config, collector, realizer, store, new CoordinatorMetrics(),
                     Clock.systemUTC());
-            // as POST /api/rollouts does: start, then publish the split at once
-            coordinator.rollouts().start(request, System.currentTimeMillis());
-            coordinator.publishVersionSplits("rollout of " + MODEL + " started");
-            awaitApplied(store.lastEpoch());
+            if (request != null) {
+                startRollout(request);
+            }
             loop = new Thread(() -> {
                 while (!stop) {
                     try {
@@ -134,6 +134,35 @@ class RolloutEndToEndTest extends KafkaAndImages {
                 }
             }, "coordinator-loop");
             loop.start();
+        }
+
+        /** As POST /api/rollouts does: starts the rollout, then publishes its split at once. */
+        synchronized void startRollout(RolloutEngine.Request request) throws Exception {
+            coordinator.rollouts().start(request, System.currentTimeMillis());
+            coordinator.publishVersionSplits("rollout of " + MODEL + " started");
+            awaitApplied(store.lastEpoch());
+        }
+
+        /** Until the job reports {@code version} of the model loaded on some subtask. */
+        void awaitLoaded(String version, Duration timeout) throws Exception {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            MetricSnapshot snapshot = null;
+            while (System.nanoTime() < deadline) {
+                try {
+                    synchronized (this) {
+                        snapshot = collector.collect();
+                    }
+                } catch (io.flinkgpu.coordinator.collect.MetricSource.CollectException e) {
+                    Thread.sleep(500); // the job is still starting
+                    continue;
+                }
+                if (snapshot.subtasks().stream().flatMap(t -> t.models().stream()).anyMatch(m ->
+                        m.model().equals(MODEL) && m.version().equals(version) && m.reportsLoaded())) {
+                    return;
+                }
+                Thread.sleep(500);
+            }
+            throw new AssertionError("the job never reported version " + version + " loaded: " + snapshot);
         }
 
         /**
@@ -244,8 +273,10 @@ class RolloutEndToEndTest extends KafkaAndImages {
             assertThat(done.state()).as(done.reason()).isEqualTo(Rollout.State.DONE);
             List<Decision> decisions = s.store.recentDecisions(500).stream()
                     .filter(d -> d.action().startsWith("ROLLOUT_")).toList();
-            assertThat(decisions).extracting(Decision::action).containsExactly("ROLLOUT_START", "ROLLOUT_PROMOTE",
-                    "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
+            // started before any request: version 1 is loaded nowhere, so 2 is not warmed alongside it
+            assertThat(decisions).extracting(Decision::action).containsExactly("ROLLOUT_START", "ROLLOUT_WARMED",
+                    "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
+            assertThat(decisions.get(1).reason()).contains("no subtask reports 1 loaded");
             decisions.forEach(d -> System.out.println("rollout decision: " + d.action() + ": " + d.reason()));
             s.awaitPublishedSplit(new VersionWeight("2", 1));
             System.out.printf("good version: 5%% -> 25%% -> 50%% -> 100%% in %.1f s from the first request%n", seconds);
@@ -267,6 +298,43 @@ class RolloutEndToEndTest extends KafkaAndImages {
             for (int i = mark; i < traffic.sent.get(); i++) {
                 assertThat(responses.get("req-" + i).modelVersion()).as("req-%d", i).isEqualTo("2");
             }
+        }
+    }
+
+    @Test
+    void aRolloutStartedUnderTrafficLoadsTheNewVersionBeforeItGetsAShare() throws Exception {
+        Path model = root.resolve("models").resolve(MODEL).resolve("1").resolve("model.onnx");
+        try (Setup s = new Setup("rollout-warm", repository(model), null);
+                Traffic traffic = trafficOf(s)) {
+            // without a rollout the job serves the latest version, 2; so this rollout goes from 2 to 1 (the
+            // engine does not care which version is newer), and 1 is loaded nowhere when it starts
+            s.awaitLoaded("2", Duration.ofMinutes(1));
+            s.startRollout(new RolloutEngine.Request(MODEL, "2", "1", null, null, null, null));
+            Rollout done = s.awaitRollout(r -> !r.state().active(), Duration.ofMinutes(3));
+            assertThat(done.state()).as(done.reason()).isEqualTo(Rollout.State.DONE);
+            List<Decision> decisions = s.store.recentDecisions(500).stream()
+                    .filter(d -> d.action().startsWith("ROLLOUT_")).toList();
+            decisions.forEach(d -> System.out.println("rollout decision: " + d.action() + ": " + d.reason()));
+            // the LOAD of 1 went where 2 serves, and the first step began once the job reported 1 loaded there
+            assertThat(decisions).extracting(Decision::action).containsExactly("ROLLOUT_START", "ROLLOUT_WARM",
+                    "ROLLOUT_WARMED", "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
+            assertThat(decisions.get(1).reason()).contains("LOAD 1 on subtask(s) [0], where 2 is loaded");
+            assertThat(decisions.get(2).reason()).contains("1 reported loaded on [0] after",
+                    "begins rollout 2 -> 1: step 1 of 4 (5% to 1)");
+            assertThat(s.store.recentDecisions(500)).anySatisfy(d ->
+                    assertThat(d.reason()).contains("LOAD " + MODEL + ":1 on subtask 0"));
+
+            s.awaitPublishedSplit(new VersionWeight("1", 1));
+            s.awaitApplied(s.store.lastEpoch());
+            Thread.sleep(1000);
+            traffic.close();
+            Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
+            assertThat(responses).hasSize(traffic.sent.get());
+            Map<String, int[]> counts = byVersion(responses);
+            System.out.println("warmed version answers: " + describe(counts));
+            assertThat(counts.keySet()).containsExactly("1", "2");
+            assertThat(counts.get("1")[1]).isZero();
+            assertThat(counts.get("2")[1]).isZero();
         }
     }
 
@@ -326,7 +394,7 @@ class RolloutEndToEndTest extends KafkaAndImages {
             // one promotion per step across the restart: none repeated, none skipped
             assertThat(s.store.recentDecisions(500).stream().map(Decision::action)
                     .filter(a -> a.startsWith("ROLLOUT_")).toList())
-                    .containsExactly("ROLLOUT_START", "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
+                    .containsExactly("ROLLOUT_START", "ROLLOUT_WARMED", "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
             traffic.close();
             Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
             assertThat(responses).hasSize(traffic.sent.get());

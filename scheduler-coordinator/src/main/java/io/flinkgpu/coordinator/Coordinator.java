@@ -16,6 +16,7 @@ import io.flinkgpu.coordinator.rollout.RolloutSettings;
 import io.flinkgpu.coordinator.state.LatencySample;
 import io.flinkgpu.coordinator.state.StateStore;
 import io.flinkgpu.contract.control.ControlMessage;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.contract.control.VersionSplit;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -87,6 +88,8 @@ public final class Coordinator {
     private final CoordinatorMetrics metrics;
     private final Clock clock;
     private final RolloutEngine rollouts;
+    /** Routes the last cycle's warm-before-route step held back for their loads. */
+    private int routesHeld;
 
     private volatile MetricSnapshot previous;
     /** The recent collections, oldest first: rates are measured against the newest one at least the rate window old. */
@@ -218,7 +221,8 @@ public final class Coordinator {
                 dryRun);
         decisions.addAll(routing.decisions());
         if (!dryRun) {
-            metrics.routesWarming(routing.warming());
+            routesHeld = routing.warming();
+            metrics.routesWarming(routesHeld + rollouts.warming());
         }
         if (!publishPolicy.worthPublishing(last, proposal.plan(), routing.routes(), routing.commands(),
                 demand.parallelism())) {
@@ -379,6 +383,7 @@ public final class Coordinator {
         if (!cycle.dryRun()) {
             rollouts.advance(snapshot, cycle.now());
             publishVersionSplits("rollout");
+            metrics.routesWarming(routesHeld + rollouts.warming());
         }
     }
 
@@ -393,17 +398,23 @@ public final class Coordinator {
      */
     public synchronized Optional<ControlMessage> publishVersionSplits(String why) {
         List<VersionSplit> splits = rollouts.splits();
+        List<SubtaskCommand> commands = rollouts.takeCommands();
         Optional<ControlMessage> last = store.lastPlan();
-        if (last.map(ControlMessage::versionSplits).orElse(List.of()).equals(splits)) {
+        if (commands.isEmpty() && last.map(ControlMessage::versionSplits).orElse(List.of()).equals(splits)) {
             return Optional.empty();
         }
         long now = clock.millis();
         List<String> parts = new ArrayList<>();
         splits.forEach(s -> parts.add(s.model() + ": " + s.reason()));
         String reason = "version splits (" + why + "): " + (parts.isEmpty() ? "none" : String.join("; ", parts));
+        if (!commands.isEmpty()) {
+            List<String> what = new ArrayList<>();
+            commands.forEach(c -> what.add(c.action() + " " + c.model() + ":" + c.version() + " on subtask " + c.subtask()));
+            reason += "; " + String.join(", ", what);
+        }
         ControlMessage message = new ControlMessage(ControlMessage.SCHEMA_VERSION, store.lastEpoch() + 1, now,
                 last.map(ControlMessage::parallelism).orElse(0), last.map(ControlMessage::routes).orElse(List.of()),
-                List.of(), reason, splits);
+                commands, reason, splits);
         store.recordPlan(message);
         store.appendDecisions(List.of(new Decision(now, "PUBLISH", null, null,
                 "epoch " + message.epoch() + ": " + reason)));
@@ -422,8 +433,10 @@ public final class Coordinator {
 
     /** No placement was published yet: no plan, or only plans that carried version splits. */
     private static boolean noPlacementYet(Optional<ControlMessage> last) {
-        // a plan of version splits only (a rollout's) places nothing; one of LOADs only (warm before route) does
-        return last.isEmpty() || (last.get().routes().isEmpty() && last.get().commands().isEmpty());
+        // a plan of version splits (a rollout's) places nothing, nor do its LOADs and UNLOADs of a named
+        // version; one of LOADs only (warm before route) does: the placement's commands name no version
+        return last.isEmpty() || (last.get().routes().isEmpty()
+                && last.get().commands().stream().allMatch(c -> c.version() != null));
     }
 
     /** The rollouts, their admin requests and their splits. */

@@ -118,8 +118,9 @@ public final class CoordinatorMetrics {
                 cycleFailures.get());
         gauge(sb, "coordinator_plan_epoch", "Epoch of the last plan published.", epoch);
         gauge(sb, "coordinator_paused", "1 while automatic rebalancing is paused.", paused ? 1 : 0);
-        gauge(sb, "coordinator_routes_warming", "Model instances placed but not routed yet: their load is not "
-                + "reported yet (coordinator.plan.warm-before-route).", routesWarming);
+        gauge(sb, "coordinator_routes_warming", "Model instances placed but not routed yet, and rollouts whose new "
+                + "version gets no traffic yet: their load is not reported yet (coordinator.plan.warm-before-route).",
+                routesWarming);
         gauge(sb, "coordinator_models_at_zero", "Models scaled to zero: no request measured for "
                 + "coordinator.plan.scale-to-zero-after, so no instance is planned until one comes.", modelsAtZero);
         gauge(sb, "coordinator_models_unplaced", "Models with an instance the last plan wanted and could not place: "
@@ -184,6 +185,12 @@ public final class CoordinatorMetrics {
                 + "no share).\n# TYPE coordinator_rollout_shadow gauge\n");
         all.forEach(r -> sb.append("coordinator_rollout_shadow{model=\"").append(label(r.model())).append("\"} ")
                 .append(r.phase() == io.flinkgpu.coordinator.rollout.Rollout.Phase.SHADOW ? 1 : 0).append('\n'));
+        sb.append("# HELP coordinator_rollout_warming 1 while a model's rollout waits for its new version to be "
+                + "reported loaded where the old one is, before the new version gets traffic.\n"
+                + "# TYPE coordinator_rollout_warming gauge\n");
+        all.forEach(r -> sb.append("coordinator_rollout_warming{model=\"").append(label(r.model())).append("\"} ")
+                .append(r.state().active() && r.phase() == io.flinkgpu.coordinator.rollout.Rollout.Phase.WARMING ? 1 : 0)
+                .append('\n'));
         sb.append("# HELP coordinator_rollout_to_weight B's share of the model's unpinned requests now (0 in the "
                 + "shadow phase and after a rollback or abort, 1 when done).\n"
                 + "# TYPE coordinator_rollout_to_weight gauge\n");

@@ -207,7 +207,10 @@ public final class CoordinatorOptions {
                     + "it loaded there (the operator's per-version 'loaded' gauge): the plan that adds the instance "
                     + "sends its LOAD with the routes in force, and a later cycle adds the route. Meanwhile a moved "
                     + "model's old instance keeps serving and its UNLOAD waits for the new route. Off: routes change "
-                    + "with the plan, and requests sent to a subtask still loading the model wait for the load.");
+                    + "with the plan, and requests sent to a subtask still loading the model wait for the load. "
+                    + "The same holds for a rollout's new version: the rollout first sends its LOAD to every "
+                    + "subtask that reports the old version loaded, and gives it its first share (or shadow "
+                    + "copies) once they report it loaded.");
 
     public static final ConfigOption<Duration> WARM_TIMEOUT = ConfigOptions.key("coordinator.plan.warm-timeout")
             .durationType()
@@ -215,7 +218,8 @@ public final class CoordinatorOptions {
             .withDescription("With coordinator.plan.warm-before-route, how long a new instance waits for its load to "
                     + "be reported before it is routed anyway (a failed load, or a job without the 'loaded' gauge, "
                     + "does not hold the route back for ever). Set it above the slowest model's load and warm-up "
-                    + "plus the metric delay (metrics.fetcher.update-interval).");
+                    + "plus the metric delay (metrics.fetcher.update-interval). A rollout's new version waits as "
+                    + "long at most before its first share.");
 
     public static final ConfigOption<Duration> WARM_CHECK_INTERVAL =
             ConfigOptions.key("coordinator.plan.warm-check-interval")
@@ -457,12 +461,16 @@ public final class CoordinatorOptions {
                     .withDescription("What a passed shadow phase leads to: CANARY (the canary steps follow) or FINISH "
                             + "(the rollout is done and the new version serves 100%). A rollout may say its own.");
 
-    /** The rollout engine's settings ({@code coordinator.rollout.*}); steps from percent to fractions. */
+    /**
+     * The rollout engine's settings ({@code coordinator.rollout.*}); steps from percent to fractions.
+     * With {@code coordinator.plan.warm-before-route} a rollout first warms its new version where
+     * the old one is loaded, for at most {@code coordinator.plan.warm-timeout}.
+     */
     public static io.flinkgpu.coordinator.rollout.RolloutSettings rolloutSettings(ReadableConfig c) {
         return new io.flinkgpu.coordinator.rollout.RolloutSettings(c.get(ROLLOUT_MIN_DWELL), c.get(ROLLOUT_MIN_SAMPLES),
                 c.get(ROLLOUT_SIGNIFICANCE), c.get(ROLLOUT_LATENCY_TOLERANCE), c.get(ROLLOUT_LATENCY_MIN_BATCHES),
                 c.get(ROLLOUT_STEPS).stream().map(p -> p / 100).toList(), c.get(ROLLOUT_SHADOW_FRACTION),
-                c.get(ROLLOUT_AFTER_SHADOW));
+                c.get(ROLLOUT_AFTER_SHADOW), c.get(WARM_BEFORE_ROUTE) ? c.get(WARM_TIMEOUT) : Duration.ZERO);
     }
 
     public static PlannerSettings plannerSettings(ReadableConfig c) {

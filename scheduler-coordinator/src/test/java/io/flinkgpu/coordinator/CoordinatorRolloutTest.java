@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinkgpu.contract.control.ControlMessage;
 import io.flinkgpu.contract.control.ControlPlanState;
+import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.contract.control.VersionSplit.VersionWeight;
 import io.flinkgpu.coordinator.plan.Decision;
 import io.flinkgpu.coordinator.rollout.Rollout;
@@ -99,6 +100,59 @@ class CoordinatorRolloutTest {
             published.addAll(republished.subList(1, republished.size()));
         }
         // the job side applies every plan in order
+        ControlPlanState gate = new ControlPlanState();
+        published.forEach(p -> assertThat(gate.offer(p)).isEqualTo(ControlPlanState.Outcome.APPLIED));
+    }
+
+    @Test
+    void withWarmBeforeRouteTheNewVersionIsLoadedWhereTheOldIsBeforeItGetsItsShare(@TempDir Path dir)
+            throws Exception {
+        Configuration config = config();
+        config.set(CoordinatorOptions.WARM_BEFORE_ROUTE, true);
+        TwoVersions job = new TwoVersions("m").answer("1", 0, 0, 1000).answer("2", 0, 0, 1000)
+                .loaded("1", true).loaded("2", false);
+        List<ControlMessage> published = new ArrayList<>();
+        try (StateStore store = RocksDbStateStore.open(dir)) {
+            Coordinator c = new Coordinator(config, job, published::add, store, new CoordinatorMetrics(), job.clock());
+            c.rollouts().start(new RolloutEngine.Request("m", "1", "2", null, null, null, null), job.now());
+            c.publishVersionSplits("test");
+            assertThat(weights(published.get(0))).containsExactly(new VersionWeight("1", 1));
+            assertThat(published.get(0).commands()).isEmpty();
+
+            // the first cycle sends B's LOAD to the subtask where A is loaded, still without a share for B
+            cycle(c, job, 1, 0);
+            ControlMessage load = published.stream().filter(p -> !p.commands().isEmpty()).findFirst().orElseThrow();
+            assertThat(load.commands()).singleElement().satisfies(cmd -> {
+                assertThat(cmd.subtask()).isZero();
+                assertThat(cmd.action()).isEqualTo(SubtaskCommand.Action.LOAD);
+                assertThat(cmd.model()).isEqualTo("m");
+                assertThat(cmd.version()).isEqualTo("2");
+            });
+            assertThat(weights(load)).containsExactly(new VersionWeight("1", 1));
+            assertThat(load.reason()).contains("LOAD m:2 on subtask 0");
+            assertThat(c.metrics().routesWarming()).as("checked sooner while B warms").isEqualTo(1);
+
+            // not loaded yet: nothing changes; loaded: the 10% step goes out
+            cycle(c, job, 1, 0);
+            assertThat(weights(published.get(published.size() - 1))).containsExactly(new VersionWeight("1", 1));
+            job.loaded("2", true);
+            cycle(c, job, 1, 0);
+            ControlMessage first = published.get(published.size() - 1);
+            assertThat(weights(first)).containsExactly(new VersionWeight("1", 0.9), new VersionWeight("2", 0.1));
+            assertThat(first.commands()).isEmpty();
+            assertThat(store.recentDecisions(50)).extracting(Decision::action)
+                    .contains("ROLLOUT_START", "ROLLOUT_WARM", "ROLLOUT_WARMED");
+
+            // an abort unloads B where the rollout loaded it, in the plan that gives A everything back
+            c.rollouts().abort("m", job.now());
+            c.publishVersionSplits("abort");
+            ControlMessage aborted = published.get(published.size() - 1);
+            assertThat(weights(aborted)).containsExactly(new VersionWeight("1", 1));
+            assertThat(aborted.commands()).singleElement().satisfies(cmd -> {
+                assertThat(cmd.action()).isEqualTo(SubtaskCommand.Action.UNLOAD);
+                assertThat(cmd.version()).isEqualTo("2");
+            });
+        }
         ControlPlanState gate = new ControlPlanState();
         published.forEach(p -> assertThat(gate.offer(p)).isEqualTo(ControlPlanState.Outcome.APPLIED));
     }

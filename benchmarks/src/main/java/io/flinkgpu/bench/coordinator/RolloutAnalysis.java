@@ -36,8 +36,8 @@ final class RolloutAnalysis {
     }
 
     /** The actions that begin a step whose samples are judged. */
-    private static final Set<String> STEP_BEGINS = Set.of("ROLLOUT_START", "ROLLOUT_PROMOTE", "ROLLOUT_RESUME",
-            "ROLLOUT_RESET");
+    private static final Set<String> STEP_BEGINS = Set.of("ROLLOUT_START", "ROLLOUT_WARMED", "ROLLOUT_PROMOTE",
+            "ROLLOUT_RESUME", "ROLLOUT_RESET");
 
     private RolloutAnalysis() {}
 
@@ -54,8 +54,8 @@ final class RolloutAnalysis {
     }
 
     /**
-     * Seconds from the beginning of the step that was rolled back (the last start, promotion, resume or
-     * reset before the rollback) to the rollback; NaN without a rollback or a step before it.
+     * Seconds from the beginning of the step that was rolled back (the last start, end of the warming,
+     * promotion, resume or reset before the rollback) to the rollback; NaN without a rollback or a step before it.
      */
     static double timeToRollback(List<Decision> rollout) {
         Decision back = rollback(rollout);

@@ -57,9 +57,10 @@ import picocli.CommandLine.Option;
  *   <li><b>shadow</b>: the bad-errors B in shadow mode: B answers copies that are compared and discarded.
  * </ul>
  *
- * Warm-up requests pinned to version 1 and then to version 2 precede the rollout, so B is loaded on
- * the devices before the first canary step routes to it (the rollout engine sends no LOAD for B of
- * its own). Measured: the rollout's decisions with their reasons and times, time to 100% or from the
+ * Warm-up requests pinned to version 1 precede the rollout, so A is loaded on the devices; B is
+ * loaded by the rollout's warming phase (the coordinator's LOAD where A is loaded, with
+ * {@code coordinator.plan.warm-before-route} at its default), and gets its first share once the
+ * job reports it loaded. Measured: the rollout's decisions with their reasons and times, time to 100% or from the
  * bad step's start to the rollback, every answer's version, error code and latency as the client
  * received it, and the requests B answered badly (errors, and answers over the SLO). Writes
  * {@code rollout.json}, {@code rollout.md}
@@ -248,12 +249,10 @@ public final class RolloutBenchmark implements Callable<Integer> {
                 KafkaTraffic traffic = job.traffic()) {
             KafkaTarget warm = traffic.stream((id, seq) -> images.request(id, seq, MODEL, RecoveryRunner.PARAMETERS)
                     .withVersion("1"));
-            KafkaTarget warmB = traffic.stream((id, seq) -> images.request(id, seq, MODEL, RecoveryRunner.PARAMETERS)
-                    .withVersion("2"));
             KafkaTarget unpinned = traffic.stream((id, seq) -> images.request(id, seq, MODEL,
                     RecoveryRunner.PARAMETERS));
-            // B too, so that it is loaded before the first step routes to it: the rollout sends no LOAD for it
-            CoordinatedJob.warmUp(traffic, List.of(warm, warmB));
+            // A only: the rollout's warming phase loads B where A is before B's first step
+            CoordinatedJob.warmUp(traffic, List.of(warm));
             Configuration c = job.coordinatorConfig(cycleMs, sloMs, CoordinatorOptions.TARGET_UTILIZATION.defaultValue(),
                     settleMs);
             c.set(CoordinatorOptions.ROLLOUT_MIN_DWELL, Duration.ofSeconds(minDwellSeconds));

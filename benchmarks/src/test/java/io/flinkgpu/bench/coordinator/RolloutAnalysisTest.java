@@ -38,6 +38,14 @@ class RolloutAnalysisTest {
     }
 
     @Test
+    void aRollbackFromTheFirstStepAfterWarmingIsTimedFromTheEndOfTheWarming() {
+        List<Decision> timeline = List.of(d(5_000, "ROLLOUT_START"), d(6_000, "ROLLOUT_WARM"),
+                d(9_500, "ROLLOUT_WARMED"), d(16_000, "ROLLOUT_ROLLBACK"));
+        assertThat(RolloutAnalysis.timeToRollback(timeline)).isEqualTo(6.5);
+        assertThat(RolloutAnalysis.rolledBackStep(timeline)).isZero();
+    }
+
+    @Test
     void aResumeOrResetStartsTheStepsSamplesAgain() {
         List<Decision> timeline = List.of(d(0, "ROLLOUT_START"), d(2_000, "ROLLOUT_PAUSE"), d(10_000, "ROLLOUT_RESUME"),
                 d(14_000, "ROLLOUT_ROLLBACK"), d(20_000, "ROLLOUT_FORGET"));

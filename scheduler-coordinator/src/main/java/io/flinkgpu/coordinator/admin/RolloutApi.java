@@ -119,7 +119,10 @@ final class RolloutApi {
         m.put("mode", r.mode().name().toLowerCase(Locale.ROOT));
         m.put("state", r.state().name());
         m.put("phase", r.phase().name().toLowerCase(Locale.ROOT));
-        m.put("step", r.phase() == Rollout.Phase.SHADOW ? null : r.step() + 1);
+        m.put("step", r.phase() == Rollout.Phase.CANARY ? r.step() + 1 : null);
+        if (r.warmedOn() != null) {
+            m.put("warmed_on_subtasks", r.warmedOn());
+        }
         m.put("steps", r.steps().stream().map(s -> s * 100).toList());
         m.put("to_share_percent", r.toShare() * 100);
         if (r.mode() == Rollout.Mode.SHADOW) {

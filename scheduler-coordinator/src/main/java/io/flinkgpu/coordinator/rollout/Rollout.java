@@ -20,11 +20,15 @@ import java.util.Locale;
  * @param baseline both versions' cumulative counts when the step's samples began, or null until
  *     the first collection of the step; a step's samples are the growth since
  * @param reason why the rollout is where it is (the last decision, or what it waits for)
+ * @param warmedOn the inference subtasks the engine sent B's LOAD to in the warming phase (those
+ *     reporting A loaded then), empty where it sent none; null until the warming phase's first
+ *     collection (and in rollouts stored before warming existed). A rollback or an abort unloads B
+ *     there.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record Rollout(String model, String from, String to, Mode mode, List<Double> steps, double shadowFraction,
         AfterShadow afterShadow, State state, Phase phase, int step, long startedAtMillis, long stepStartedAtMillis,
-        Counts baseline, long updatedAtMillis, String reason) {
+        Counts baseline, long updatedAtMillis, String reason, List<Integer> warmedOn) {
 
     /** CANARY: B serves a growing share; SHADOW: B answers copies that are compared and discarded first. */
     public enum Mode { CANARY, SHADOW }
@@ -32,7 +36,12 @@ public record Rollout(String model, String from, String to, Mode mode, List<Doub
     /** Where a passed shadow phase leads: into the canary steps, or straight to the end (100% B). */
     public enum AfterShadow { CANARY, FINISH }
 
-    public enum Phase { SHADOW, CANARY }
+    /**
+     * WARMING: B is being loaded where A is, and gets neither a share nor copies until it is
+     * reported loaded there (or the warm timeout passes); SHADOW: B gets copies, no share; CANARY:
+     * B gets {@code steps[step]}.
+     */
+    public enum Phase { WARMING, SHADOW, CANARY }
 
     /**
      * RUNNING and PAUSED are active (one per model at a time); DONE: B serves 100%; ROLLED_BACK (B
@@ -65,6 +74,12 @@ public record Rollout(String model, String from, String to, Mode mode, List<Doub
 
     public Rollout {
         steps = steps == null ? List.of() : List.copyOf(steps);
+        warmedOn = warmedOn == null ? null : List.copyOf(warmedOn);
+    }
+
+    /** The phase the rollout's traffic starts in once B is warm: SHADOW in shadow mode, else CANARY. */
+    public Phase firstPhase() {
+        return mode == Mode.SHADOW ? Phase.SHADOW : Phase.CANARY;
     }
 
     /** B's share of the traffic now: 0 in the shadow phase and after a rollback or abort, 1 when done. */
@@ -72,7 +87,7 @@ public record Rollout(String model, String from, String to, Mode mode, List<Doub
         return switch (state) {
             case DONE -> 1;
             case ROLLED_BACK, ABORTED -> 0;
-            default -> phase == Phase.SHADOW ? 0 : steps.get(step);
+            default -> phase == Phase.CANARY ? steps.get(step) : 0;
         };
     }
 
@@ -94,7 +109,9 @@ public record Rollout(String model, String from, String to, Mode mode, List<Doub
             case ROLLED_BACK -> "rolled back (100% to " + from + ")";
             case ABORTED -> "aborted (100% to " + from + ")";
             default -> (state == State.PAUSED ? "paused at " : "")
-                    + (phase == Phase.SHADOW ? String.format(Locale.ROOT, "shadow (%s%% of requests copied to %s)",
+                    + (phase == Phase.WARMING ? "warming " + to + " before its first "
+                            + (mode == Mode.SHADOW ? "shadow copies" : "step")
+                            : phase == Phase.SHADOW ? String.format(Locale.ROOT, "shadow (%s%% of requests copied to %s)",
                             percent(shadowFraction), to)
                             : String.format(Locale.ROOT, "step %d of %d (%s%% to %s)", step + 1, steps.size(),
                                     percent(steps.get(step)), to));
@@ -113,7 +130,12 @@ public record Rollout(String model, String from, String to, Mode mode, List<Doub
     Rollout with(State newState, Phase newPhase, int newStep, long stepStarted, Counts newBaseline, long now,
             String why) {
         return new Rollout(model, from, to, mode, steps, shadowFraction, afterShadow, newState, newPhase, newStep,
-                startedAtMillis, stepStarted, newBaseline, now, why);
+                startedAtMillis, stepStarted, newBaseline, now, why, warmedOn);
+    }
+
+    Rollout withWarmedOn(List<Integer> subtasks, long now, String why) {
+        return new Rollout(model, from, to, mode, steps, shadowFraction, afterShadow, state, phase, step,
+                startedAtMillis, stepStartedAtMillis, baseline, now, why, subtasks);
     }
 
     Rollout withState(State newState, long now, String why) {

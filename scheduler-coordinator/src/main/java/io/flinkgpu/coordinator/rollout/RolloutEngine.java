@@ -1,5 +1,6 @@
 package io.flinkgpu.coordinator.rollout;
 
+import io.flinkgpu.contract.control.SubtaskCommand;
 import io.flinkgpu.contract.control.VersionSplit;
 import io.flinkgpu.coordinator.collect.MetricSnapshot;
 import io.flinkgpu.coordinator.collect.ModelSample;
@@ -12,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -28,6 +31,13 @@ import java.util.regex.Pattern;
  * B, whose answers the job counts under B's metrics and discards; it is judged the same way and
  * then leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
  *
+ * <p>With a warm timeout ({@link RolloutSettings#warms}) a rollout begins in a warming phase, so
+ * that B's first requests do not wait for its load: B gets neither a share nor copies; the first
+ * collection sends B's LOAD to every subtask that reports A loaded ({@link #takeCommands}), and the
+ * first share (or the shadow copies) follows once they all report B loaded, or once the warm
+ * timeout has passed. Where no subtask reports A loaded there is nothing to warm alongside, and the
+ * rollout begins at once. A rollback or an abort sends B's UNLOAD to the subtasks warmed.
+ *
  * <p>Finished rollouts keep their split (100% B or 100% A) until the operator removes them
  * ({@link #forget}), so a model stays on the version the rollout ended with whatever its version
  * policy would choose. Every change is written to the store with a decision and its reason, so a
@@ -43,6 +53,8 @@ public final class RolloutEngine {
     private final RolloutSettings settings;
     /** Decisions taken by this engine since it was made, by model and action (ROLLOUT_ prefix dropped, lower case). */
     private final java.util.Map<String, java.util.Map<String, Long>> decisionCounts = new java.util.TreeMap<>();
+    /** LOADs and UNLOADs of B that the next published plan carries ({@link #takeCommands}). */
+    private final List<SubtaskCommand> commands = new ArrayList<>();
 
     public RolloutEngine(RolloutStore store, RolloutSettings settings) {
         this.store = store;
@@ -100,11 +112,13 @@ public final class RolloutEngine {
             throw new RolloutException(409, "model '" + r.model() + "' has an active rollout (" + current.describe()
                     + "); pause, abort or wait for it");
         }
-        Phase phase = mode == Rollout.Mode.SHADOW ? Phase.SHADOW : Phase.CANARY;
+        Phase first = mode == Rollout.Mode.SHADOW ? Phase.SHADOW : Phase.CANARY;
         Rollout started = new Rollout(r.model(), r.from(), r.to(), mode, steps,
                 mode == Rollout.Mode.SHADOW ? shadow : 0, mode == Rollout.Mode.SHADOW ? after : null, State.RUNNING,
-                phase, 0, now, now, null, now, null);
-        String why = "started: " + started.describe() + (mode == Rollout.Mode.SHADOW
+                settings.warms() ? Phase.WARMING : first, 0, now, now, null, now, null, null);
+        String why = "started: " + started.describe() + (settings.warms() ? String.format(Locale.ROOT,
+                " (%s loaded where %s is, at most %d s)", r.to(), r.from(), settings.warmTimeout().toSeconds()) : "")
+                + (mode == Rollout.Mode.SHADOW
                 ? ", then " + (after == Rollout.AfterShadow.CANARY ? "canary steps " + percents(steps) : "done")
                 : ", steps " + percents(steps)) + "; each step judged after " + settings.minDwell().toSeconds()
                 + " s and " + settings.minSamples() + " answers per version";
@@ -147,7 +161,8 @@ public final class RolloutEngine {
         if (!r.state().active()) {
             throw new RolloutException(409, "the rollout of '" + model + "' is " + r.state() + ", not active");
         }
-        String why = "aborted by the operator at " + r.describe().replace("paused at ", "") + "; 100% to " + r.from();
+        String why = "aborted by the operator at " + r.describe().replace("paused at ", "") + "; 100% to " + r.from()
+                + unloadWarmed(r, "aborted");
         Rollout aborted = r.withState(State.ABORTED, now, why);
         save(aborted, "ROLLOUT_ABORT", why, now);
         return aborted;
@@ -199,6 +214,9 @@ public final class RolloutEngine {
     }
 
     private boolean advance(Rollout r, MetricSnapshot snapshot, long now) {
+        if (r.phase() == Phase.WARMING) {
+            return warm(r, snapshot, now);
+        }
         Counts counts = counts(snapshot, r);
         if (r.baseline() == null) {
             store.putRollout(r.withBaseline(counts, now, "measuring from " + describe(counts, r)));
@@ -235,7 +253,7 @@ public final class RolloutEngine {
         if (verdict.worse()) {
             String why = at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
                     ? "error rate and latency" : verdict.errorsWorse() ? "error rate" : "latency") + "): "
-                    + verdict.reason() + "; rolled back to 100% " + r.from();
+                    + verdict.reason() + "; rolled back to 100% " + r.from() + unloadWarmed(r, "rolled back");
             save(r.with(State.ROLLED_BACK, r.phase(), r.step(), r.stepStartedAtMillis(), r.baseline(), now, why),
                     "ROLLOUT_ROLLBACK", why, now);
             return true;
@@ -245,6 +263,98 @@ public final class RolloutEngine {
                 ? "done: " + next.describe() : "next: " + next.describe());
         save(next.withReason(now, why), next.state() == State.DONE ? "ROLLOUT_DONE" : "ROLLOUT_PROMOTE", why, now);
         return true;
+    }
+
+    // ---- warming ----------------------------------------------------------------------------
+
+    /**
+     * One collection of a rollout in its warming phase: the first sends B's LOAD where A is
+     * loaded; B's traffic begins once every subtask sent one reports B loaded, or after the warm
+     * timeout. Returns whether the split changed or commands are to go out.
+     */
+    private boolean warm(Rollout r, MetricSnapshot snapshot, long now) {
+        Set<Integer> loadedB = loadedOn(snapshot, r.model(), r.to());
+        if (r.warmedOn() == null) {
+            List<Integer> targets = List.copyOf(loadedOn(snapshot, r.model(), r.from()));
+            if (targets.isEmpty()) {
+                return begin(r.withWarmedOn(List.of(), now, null), now,
+                        "no subtask reports " + r.from() + " loaded, so " + r.to() + " is not warmed alongside it");
+            }
+            for (int subtask : targets) {
+                commands.add(new SubtaskCommand(subtask, SubtaskCommand.Action.LOAD, r.model(), r.to(),
+                        "rollout " + r.from() + " -> " + r.to() + ": warm " + r.to() + " before its first requests"));
+            }
+            String why = String.format(Locale.ROOT, "LOAD %s on subtask(s) %s, where %s is loaded; its first %s "
+                    + "once they report it loaded (at most %d s)", r.to(), targets, r.from(),
+                    r.mode() == Rollout.Mode.SHADOW ? "shadow copies" : "share", settings.warmTimeout().toSeconds());
+            Rollout warming = r.withWarmedOn(targets, now, why);
+            save(warming, "ROLLOUT_WARM", why, now);
+            if (loadedB.containsAll(targets)) {
+                begin(warming, now, r.to() + " already reported loaded on " + targets);
+            }
+            return true;
+        }
+        List<Integer> missing = new ArrayList<>(r.warmedOn());
+        missing.removeAll(loadedB);
+        double waited = (now - r.stepStartedAtMillis()) / 1000.0;
+        if (missing.isEmpty()) {
+            return begin(r, now, String.format(Locale.ROOT, "%s reported loaded on %s after %.1f s", r.to(),
+                    r.warmedOn(), waited));
+        }
+        if (now - r.stepStartedAtMillis() >= settings.warmTimeout().toMillis()) {
+            return begin(r, now, String.format(Locale.ROOT, "%s not reported loaded on %s within %.1f s "
+                    + "(coordinator.plan.warm-timeout): it gets traffic anyway, and loads on its first request there",
+                    r.to(), missing, waited));
+        }
+        store.putRollout(r.withReason(now, String.format(Locale.ROOT, "warming %s: %.1f s of at most %d s, not "
+                + "yet reported loaded on %s", r.to(), waited, settings.warmTimeout().toSeconds(), missing)));
+        return false;
+    }
+
+    /** Ends the warming phase: B's first share or shadow copies begin now, measured from the next collection. */
+    private boolean begin(Rollout r, long now, String warmed) {
+        Rollout begun = r.with(State.RUNNING, r.firstPhase(), 0, now, null, now, null);
+        String why = warmed + "; begins " + begun.describe();
+        save(begun.withReason(now, why), "ROLLOUT_WARMED", why, now);
+        return true;
+    }
+
+    /** The subtasks that report {@code version} of {@code model} loaded. */
+    static Set<Integer> loadedOn(MetricSnapshot snapshot, String model, String version) {
+        Set<Integer> out = new TreeSet<>();
+        for (SubtaskSample s : snapshot.subtasks()) {
+            for (ModelSample m : s.models()) {
+                if (m.model().equals(model) && m.version().equals(version) && m.reportsLoaded()) {
+                    out.add(s.subtask());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Queues B's UNLOAD where the rollout warmed it; the words for the decision ("" where none). */
+    private String unloadWarmed(Rollout r, String what) {
+        if (r.warmedOn() == null || r.warmedOn().isEmpty()) {
+            return "";
+        }
+        for (int subtask : r.warmedOn()) {
+            commands.add(new SubtaskCommand(subtask, SubtaskCommand.Action.UNLOAD, r.model(), r.to(),
+                    "rollout " + r.from() + " -> " + r.to() + " " + what));
+        }
+        return "; UNLOAD " + r.to() + " from subtask(s) " + r.warmedOn();
+    }
+
+    /** The LOADs and UNLOADs queued since the last call, for the next plan; the queue is emptied. */
+    public synchronized List<SubtaskCommand> takeCommands() {
+        List<SubtaskCommand> out = List.copyOf(commands);
+        commands.clear();
+        return out;
+    }
+
+    /** How many running rollouts wait in their warming phase (the coordinator checks sooner while any does). */
+    public synchronized int warming() {
+        return (int) store.rollouts().values().stream()
+                .filter(r -> r.state() == State.RUNNING && r.phase() == Phase.WARMING).count();
     }
 
     /** The step after {@code r}'s: the next canary share, or DONE once B's share reaches 100%. */

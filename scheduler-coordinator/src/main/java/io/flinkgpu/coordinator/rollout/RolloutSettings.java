@@ -19,9 +19,14 @@ import java.util.List;
  * @param defaultShadowFraction the share of requests copied to B in shadow mode where a rollout
  *     does not give its own
  * @param defaultAfterShadow what a passed shadow phase leads to where a rollout does not say
+ * @param warmTimeout how long a rollout waits in its warming phase for B to be reported loaded on
+ *     the subtasks where A is before B gets traffic anyway; zero: no warming phase, B gets its
+ *     first share at once and loads on its first request ({@code coordinator.plan.warm-before-route}
+ *     off)
  */
 public record RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
-        long latencyMinBatches, List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow) {
+        long latencyMinBatches, List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow,
+        Duration warmTimeout) {
     public static final List<Double> STEPS = List.of(0.05, 0.25, 0.5, 1.0);
 
     public RolloutSettings {
@@ -51,10 +56,27 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
         if (defaultAfterShadow == null) {
             defaultAfterShadow = Rollout.AfterShadow.CANARY;
         }
+        if (warmTimeout == null || warmTimeout.isNegative()) {
+            throw new IllegalArgumentException("coordinator.plan.warm-timeout must not be negative");
+        }
+    }
+
+    /** Without a warming phase: B gets its first share at once. */
+    public RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
+            long latencyMinBatches, List<Double> defaultSteps, double defaultShadowFraction,
+            Rollout.AfterShadow defaultAfterShadow) {
+        this(minDwell, minSamples, significance, latencyTolerance, latencyMinBatches, defaultSteps,
+                defaultShadowFraction, defaultAfterShadow, Duration.ZERO);
+    }
+
+    /** Whether a rollout warms B where A is loaded before B gets traffic. */
+    public boolean warms() {
+        return !warmTimeout.isZero();
     }
 
     /** The options' defaults. */
     public static RolloutSettings defaults() {
-        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, STEPS, 0.1, Rollout.AfterShadow.CANARY);
+        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, STEPS, 0.1, Rollout.AfterShadow.CANARY,
+                Duration.ofSeconds(30));
     }
 }

@@ -34,9 +34,19 @@ class RolloutApiTest {
 
     @BeforeEach
     void start() throws Exception {
+        Configuration c = new Configuration();
+        // no warming phase: a rollout's first share goes out with its start
+        c.set(io.flinkgpu.coordinator.CoordinatorOptions.WARM_BEFORE_ROUTE, false);
+        start(c);
+    }
+
+    private void start(Configuration c) throws Exception {
+        if (server != null) {
+            server.close();
+        }
         TwoVersions job = new TwoVersions("m");
-        coordinator = new Coordinator(new Configuration(), job, published::add, new InMemoryStateStore(),
-                new CoordinatorMetrics(), job.clock());
+        coordinator = new Coordinator(c, job, published::add, new InMemoryStateStore(), new CoordinatorMetrics(),
+                job.clock());
         server = new AdminServer(AdminSettings.of("127.0.0.1", 0, TOKEN).withReadToken(READ_TOKEN), coordinator, null);
     }
 
@@ -107,6 +117,18 @@ class RolloutApiTest {
         assertThat(published.get(published.size() - 1).versionSplits()).isEmpty();
         assertThat(call("GET", "/api/rollouts/m", null, TOKEN).statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(call("GET", "/api/rollouts", null, TOKEN).body())).isEmpty();
+    }
+
+    @Test
+    void withWarmBeforeRouteARolloutStartsByWarmingItsNewVersion() throws Exception {
+        start(new Configuration());
+        JsonNode started = ok("POST", "/api/rollouts", "{\"model\": \"m\", \"from\": \"1\", \"to\": \"2\"}");
+        assertThat(started.path("phase").asText()).isEqualTo("warming");
+        assertThat(started.path("step").isNull()).isTrue();
+        assertThat(started.path("to_share_percent").asDouble()).isZero();
+        assertThat(started.path("describe").asText()).isEqualTo("rollout 1 -> 2: warming 2 before its first step");
+        assertThat(lastSplit()).containsExactly(new VersionWeight("1", 1));
+        assertThat(call("GET", "/metrics", null, READ_TOKEN).body()).contains("coordinator_rollout_warming{model=\"m\"} 1");
     }
 
     @Test

@@ -23,6 +23,8 @@ public final class TwoVersions implements MetricSource {
     private long nowMillis = 1_000_000;
     /** version -> {responses, errors, p99 us} */
     private final Map<String, double[]> versions = new TreeMap<>();
+    /** version -> its loaded gauge; a version not in it reports none (NaN). */
+    private final Map<String, Double> loaded = new TreeMap<>();
 
     public TwoVersions(String model) {
         this.model = model;
@@ -34,6 +36,12 @@ public final class TwoVersions implements MetricSource {
         v[0] += answers;
         v[1] += errors;
         v[2] = p99Us;
+        return this;
+    }
+
+    /** The subtask's {@code loaded} gauge of {@code version} from now on: 1 or 0. */
+    public TwoVersions loaded(String version, boolean isLoaded) {
+        loaded.put(version, isLoaded ? 1.0 : 0.0);
         return this;
     }
 
@@ -76,7 +84,7 @@ public final class TwoVersions implements MetricSource {
     public MetricSnapshot collect() {
         List<ModelSample> models = new ArrayList<>();
         versions.forEach((version, v) -> models.add(new ModelSample(model, version, v[0], v[0], v[0] / 4, 0, 4,
-                v[2] / 2, 1000, 500, 100, Map.of(), v[1], v[2])));
+                v[2] / 2, 1000, 500, 100, Map.of(), loaded.getOrDefault(version, Double.NaN), v[1], v[2])));
         return new MetricSnapshot(nowMillis, "job", "vertex", 1,
                 List.of(new SubtaskSample(0, "sim:0", 0, 8.0 * (1L << 30), 0.3, 300, 0, 0, models)));
     }

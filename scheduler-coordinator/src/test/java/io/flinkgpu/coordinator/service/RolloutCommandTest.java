@@ -34,7 +34,10 @@ class RolloutCommandTest {
     void startsPausesResumesAbortsShowsAndRemovesARollout(@TempDir Path dir) throws Exception {
         Path token = Files.writeString(dir.resolve("token"), "cli-admin-token\n");
         TwoVersions job = new TwoVersions("m");
-        Coordinator coordinator = new Coordinator(new Configuration(), job, plan -> { }, new InMemoryStateStore(),
+        Configuration config = new Configuration();
+        // the fake job reports no loaded gauge; without the warming phase each step shows at once
+        config.set(io.flinkgpu.coordinator.CoordinatorOptions.WARM_BEFORE_ROUTE, false);
+        Coordinator coordinator = new Coordinator(config, job, plan -> { }, new InMemoryStateStore(),
                 new CoordinatorMetrics(), job.clock());
         try (AdminServer server = new AdminServer(AdminSettings.of("127.0.0.1", 0, "cli-admin-token")
                 .withReadToken("cli-read-token"), coordinator, null)) {

@@ -154,7 +154,7 @@ class StateStoreTest {
                 io.flinkgpu.coordinator.rollout.Rollout.Mode.CANARY, List.of(0.05, 0.25, 0.5, 1.0), 0, null,
                 io.flinkgpu.coordinator.rollout.Rollout.State.RUNNING,
                 io.flinkgpu.coordinator.rollout.Rollout.Phase.CANARY, step, 100, 200,
-                new io.flinkgpu.coordinator.rollout.Rollout.Counts(950, 3, 50, 1, 240, 13), 300, "promoted");
+                new io.flinkgpu.coordinator.rollout.Rollout.Counts(950, 3, 50, 1, 240, 13), 300, "promoted", List.of(0, 2));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -179,7 +179,7 @@ class StateStoreTest {
                 io.flinkgpu.coordinator.rollout.Rollout.Mode.SHADOW, List.of(0.1, 1.0), 0.25,
                 io.flinkgpu.coordinator.rollout.Rollout.AfterShadow.FINISH,
                 io.flinkgpu.coordinator.rollout.Rollout.State.PAUSED,
-                io.flinkgpu.coordinator.rollout.Rollout.Phase.SHADOW, 0, 1, 2, null, 3, null);
+                io.flinkgpu.coordinator.rollout.Rollout.Phase.SHADOW, 0, 1, 2, null, 3, null, null);
         try (StateStore s = RocksDbStateStore.open(dir)) {
             s.putRollout(rollout("m", 2));
             s.putRollout(shadow);
