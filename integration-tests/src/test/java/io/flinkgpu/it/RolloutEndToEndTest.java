@@ -107,6 +107,8 @@ class RolloutEndToEndTest extends KafkaAndImages {
             config.set(CoordinatorOptions.ROLLOUT_MIN_SAMPLES, 30L);
             config.set(CoordinatorOptions.ROLLOUT_SIGNIFICANCE, 0.01);
             config.set(CoordinatorOptions.ROLLOUT_LATENCY_TOLERANCE, 4.0);
+            // a version that never loads (the bad one) waits this long in the warming phase
+            config.set(CoordinatorOptions.WARM_TIMEOUT, Duration.ofSeconds(10));
             store = RocksDbStateStore.open(tmp.resolve("state"));
             realizer = new KafkaPlanRealizer(kafka.bootstrapServers(), control, Duration.ofSeconds(20));
             client = TestJobs.start(job, 1, prefix);
@@ -273,10 +275,11 @@ class RolloutEndToEndTest extends KafkaAndImages {
             assertThat(done.state()).as(done.reason()).isEqualTo(Rollout.State.DONE);
             List<Decision> decisions = s.store.recentDecisions(500).stream()
                     .filter(d -> d.action().startsWith("ROLLOUT_")).toList();
-            // started before any request: version 1 is loaded nowhere, so 2 is not warmed alongside it
-            assertThat(decisions).extracting(Decision::action).containsExactly("ROLLOUT_START", "ROLLOUT_WARMED",
-                    "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
-            assertThat(decisions.get(1).reason()).contains("no subtask reports 1 loaded");
+            // started before any request: 2 is warmed once the job reports 1 serving (ROLLOUT_WARM), or not
+            // at all if its first report shows 1 loaded nowhere yet; either way the steps begin at ROLLOUT_WARMED
+            assertThat(decisions).extracting(Decision::action).filteredOn(a -> !a.equals("ROLLOUT_WARM"))
+                    .containsExactly("ROLLOUT_START", "ROLLOUT_WARMED", "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE",
+                            "ROLLOUT_DONE");
             decisions.forEach(d -> System.out.println("rollout decision: " + d.action() + ": " + d.reason()));
             s.awaitPublishedSplit(new VersionWeight("2", 1));
             System.out.printf("good version: 5%% -> 25%% -> 50%% -> 100%% in %.1f s from the first request%n", seconds);
@@ -318,7 +321,7 @@ class RolloutEndToEndTest extends KafkaAndImages {
             // the LOAD of 1 went where 2 serves, and the first step began once the job reported 1 loaded there
             assertThat(decisions).extracting(Decision::action).containsExactly("ROLLOUT_START", "ROLLOUT_WARM",
                     "ROLLOUT_WARMED", "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
-            assertThat(decisions.get(1).reason()).contains("LOAD 1 on subtask(s) [0], where 2 is loaded");
+            assertThat(decisions.get(1).reason()).contains("LOAD 1 on subtask(s) [0], where 2 serves");
             assertThat(decisions.get(2).reason()).contains("1 reported loaded on [0] after",
                     "begins rollout 2 -> 1: step 1 of 4 (5% to 1)");
             assertThat(s.store.recentDecisions(500)).anySatisfy(d ->
@@ -343,7 +346,6 @@ class RolloutEndToEndTest extends KafkaAndImages {
         Path wrong = root.resolve("gpu-operator-udf/src/test/resources/models/affine-fp32/1/model.onnx");
         try (Setup s = new Setup("rollout-bad", repository(wrong));
                 Traffic traffic = trafficOf(s)) {
-            long firstRequest = System.currentTimeMillis(); // the 5% step is in force (applied before traffic)
             Rollout back = s.awaitRollout(r -> !r.state().active(), Duration.ofMinutes(2));
             assertThat(back.state()).as(back.reason()).isEqualTo(Rollout.State.ROLLED_BACK);
             assertThat(back.step()).isZero();
@@ -352,7 +354,12 @@ class RolloutEndToEndTest extends KafkaAndImages {
             System.out.println("rollout decision: " + rollback.reason());
             assertThat(rollback.reason()).contains("2 is worse (error rate");
             s.awaitPublishedSplit(new VersionWeight("1", 1));
-            long toRollback = rollback.atMillis() - firstRequest;
+            // the 5% step began when the warming phase ended: at once, or, if the job reported version 1
+            // serving first, after the warm timeout, since version 2 fails to load and is never reported loaded
+            Decision stepBegan = s.store.recentDecisions(500).stream()
+                    .filter(d -> d.action().equals("ROLLOUT_WARMED")).findFirst().orElseThrow();
+            System.out.println("rollout decision: " + stepBegan.reason());
+            long toRollback = rollback.atMillis() - stepBegan.atMillis();
 
             // once the rollback plan is applied every request goes to version 1 and is answered
             s.awaitApplied(s.store.lastEpoch());
@@ -371,7 +378,7 @@ class RolloutEndToEndTest extends KafkaAndImages {
                 assertThat(r.modelVersion()).as("req-%d", i).isEqualTo("1");
                 assertThat(r.isError()).as("req-%d", i).isFalse();
             }
-            System.out.printf("bad version: rolled back %d ms after the first request of its 5%% step; "
+            System.out.printf("bad version: rolled back %d ms after its 5%% step began; "
                     + "version 2 answered %d requests with an error (%s)%n", toRollback, counts.get("2")[1],
                     responses.values().stream().filter(InferenceResponse::isError).map(r -> r.error().code().name())
                             .distinct().toList());
@@ -393,7 +400,7 @@ class RolloutEndToEndTest extends KafkaAndImages {
             assertThat(done.state()).as(done.reason()).isEqualTo(Rollout.State.DONE);
             // one promotion per step across the restart: none repeated, none skipped
             assertThat(s.store.recentDecisions(500).stream().map(Decision::action)
-                    .filter(a -> a.startsWith("ROLLOUT_")).toList())
+                    .filter(a -> a.startsWith("ROLLOUT_") && !a.equals("ROLLOUT_WARM")).toList())
                     .containsExactly("ROLLOUT_START", "ROLLOUT_WARMED", "ROLLOUT_PROMOTE", "ROLLOUT_PROMOTE", "ROLLOUT_DONE");
             traffic.close();
             Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());

@@ -33,10 +33,12 @@ import java.util.regex.Pattern;
  *
  * <p>With a warm timeout ({@link RolloutSettings#warms}) a rollout begins in a warming phase, so
  * that B's first requests do not wait for its load: B gets neither a share nor copies; the first
- * collection sends B's LOAD to every subtask that reports A loaded ({@link #takeCommands}), and the
- * first share (or the shadow copies) follows once they all report B loaded, or once the warm
- * timeout has passed. Where no subtask reports A loaded there is nothing to warm alongside, and the
- * rollout begins at once. A rollback or an abort sends B's UNLOAD to the subtasks warmed.
+ * collection that reports A sends B's LOAD to every subtask where A serves (reported loaded, or
+ * with answers: the gauge may lag behind the counters) ({@link #takeCommands}), and the first share
+ * (or the shadow copies) follows once they all report B loaded, or once the warm timeout has
+ * passed. Where A is reported but serves nowhere (at zero, or before its first request) there is
+ * nothing to warm alongside, and the rollout begins at once; where the job reports nothing of A
+ * yet, the rollout waits for it until the warm timeout. A rollback or an abort sends B's UNLOAD to the subtasks warmed.
  *
  * <p>Finished rollouts keep their split (100% B or 100% A) until the operator removes them
  * ({@link #forget}), so a model stays on the version the rollout ended with whatever its version
@@ -268,23 +270,32 @@ public final class RolloutEngine {
     // ---- warming ----------------------------------------------------------------------------
 
     /**
-     * One collection of a rollout in its warming phase: the first sends B's LOAD where A is
-     * loaded; B's traffic begins once every subtask sent one reports B loaded, or after the warm
+     * One collection of a rollout in its warming phase: the first that reports A sends B's LOAD
+     * where A serves; B's traffic begins once every subtask sent one reports B loaded, or after the warm
      * timeout. Returns whether the split changed or commands are to go out.
      */
     private boolean warm(Rollout r, MetricSnapshot snapshot, long now) {
         Set<Integer> loadedB = loadedOn(snapshot, r.model(), r.to());
+        double waited = (now - r.stepStartedAtMillis()) / 1000.0;
+        boolean timedOut = now - r.stepStartedAtMillis() >= settings.warmTimeout().toMillis();
         if (r.warmedOn() == null) {
-            List<Integer> targets = List.copyOf(loadedOn(snapshot, r.model(), r.from()));
+            Set<Integer> where = servingOn(snapshot, r.model(), r.from());
+            List<Integer> targets = List.copyOf(where);
             if (targets.isEmpty()) {
-                return begin(r.withWarmedOn(List.of(), now, null), now,
-                        "no subtask reports " + r.from() + " loaded, so " + r.to() + " is not warmed alongside it");
+                if (!reports(snapshot, r.model(), r.from()) && !timedOut) {
+                    store.putRollout(r.withReason(now, String.format(Locale.ROOT, "warming %s: waiting for the job "
+                            + "to report %s (%.1f s of at most %d s)", r.to(), r.from(), waited,
+                            settings.warmTimeout().toSeconds())));
+                    return false;
+                }
+                return begin(r.withWarmedOn(List.of(), now, null), now, "no subtask reports " + r.from()
+                        + " loaded or serving, so " + r.to() + " is not warmed alongside it");
             }
             for (int subtask : targets) {
                 commands.add(new SubtaskCommand(subtask, SubtaskCommand.Action.LOAD, r.model(), r.to(),
                         "rollout " + r.from() + " -> " + r.to() + ": warm " + r.to() + " before its first requests"));
             }
-            String why = String.format(Locale.ROOT, "LOAD %s on subtask(s) %s, where %s is loaded; its first %s "
+            String why = String.format(Locale.ROOT, "LOAD %s on subtask(s) %s, where %s serves; its first %s "
                     + "once they report it loaded (at most %d s)", r.to(), targets, r.from(),
                     r.mode() == Rollout.Mode.SHADOW ? "shadow copies" : "share", settings.warmTimeout().toSeconds());
             Rollout warming = r.withWarmedOn(targets, now, why);
@@ -296,12 +307,11 @@ public final class RolloutEngine {
         }
         List<Integer> missing = new ArrayList<>(r.warmedOn());
         missing.removeAll(loadedB);
-        double waited = (now - r.stepStartedAtMillis()) / 1000.0;
         if (missing.isEmpty()) {
             return begin(r, now, String.format(Locale.ROOT, "%s reported loaded on %s after %.1f s", r.to(),
                     r.warmedOn(), waited));
         }
-        if (now - r.stepStartedAtMillis() >= settings.warmTimeout().toMillis()) {
+        if (timedOut) {
             return begin(r, now, String.format(Locale.ROOT, "%s not reported loaded on %s within %.1f s "
                     + "(coordinator.plan.warm-timeout): it gets traffic anyway, and loads on its first request there",
                     r.to(), missing, waited));
@@ -321,10 +331,28 @@ public final class RolloutEngine {
 
     /** The subtasks that report {@code version} of {@code model} loaded. */
     static Set<Integer> loadedOn(MetricSnapshot snapshot, String model, String version) {
+        return subtasks(snapshot, model, version, ModelSample::reportsLoaded);
+    }
+
+    /**
+     * The subtasks where {@code version} of {@code model} is reported loaded or has answered
+     * requests: where it serves, even where its {@code loaded} gauge lags behind its counters.
+     */
+    static Set<Integer> servingOn(MetricSnapshot snapshot, String model, String version) {
+        return subtasks(snapshot, model, version, m -> m.reportsLoaded() || m.responsesOut() > 0);
+    }
+
+    /** Whether any subtask reports metrics of {@code version} of {@code model} at all. */
+    static boolean reports(MetricSnapshot snapshot, String model, String version) {
+        return !subtasks(snapshot, model, version, m -> true).isEmpty();
+    }
+
+    private static Set<Integer> subtasks(MetricSnapshot snapshot, String model, String version,
+            java.util.function.Predicate<ModelSample> test) {
         Set<Integer> out = new TreeSet<>();
         for (SubtaskSample s : snapshot.subtasks()) {
             for (ModelSample m : s.models()) {
-                if (m.model().equals(model) && m.version().equals(version) && m.reportsLoaded()) {
+                if (m.model().equals(model) && m.version().equals(version) && test.test(m)) {
                     out.add(s.subtask());
                 }
             }

@@ -88,7 +88,7 @@ class RolloutWarmingTest {
         assertThat(engine.takeCommands()).as("taken once").isEmpty();
         assertThat(rollout().phase()).isEqualTo(Phase.WARMING);
         assertThat(rollout().warmedOn()).containsExactly(0, 1);
-        assertThat(store.recentDecisions(1).get(0).reason()).contains("LOAD 2 on subtask(s) [0, 1], where 1 is loaded");
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("LOAD 2 on subtask(s) [0, 1], where 1 serves");
 
         // loaded on one of the two: still no traffic, and no LOAD again
         assertThat(collect(2, Set.of(0, 1), Set.of(0))).isFalse();
@@ -131,7 +131,43 @@ class RolloutWarmingTest {
         assertThat(engine.takeCommands()).isEmpty();
         assertThat(rollout().phase()).isEqualTo(Phase.CANARY);
         assertThat(rollout().warmedOn()).isEmpty();
-        assertThat(store.recentDecisions(1).get(0).reason()).contains("no subtask reports 1 loaded");
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("no subtask reports 1 loaded or serving");
+    }
+
+    @Test
+    void aSubtaskWhereAAnsweredIsWarmedEvenWhereItsLoadedGaugeLags() throws Exception {
+        engine.start(request(Mode.CANARY), now);
+        now += 1000;
+        List<SubtaskSample> subtasks = List.of(
+                new SubtaskSample(0, "sim:0", 0, 1e9, 0.3, 300, 0, 0, List.of(sample("1", true))),
+                // answered 40 requests, gauge not caught up yet
+                new SubtaskSample(1, "sim:1", 0, 1e9, 0.3, 300, 0, 0, List.of(new ModelSample(M, "1", 40, 40, 10, 0,
+                        4, 500, 1000, 500, 100, Map.of(), Double.NaN, 0, 1000))),
+                new SubtaskSample(2, "sim:2", 0, 1e9, 0.3, 300, 0, 0, List.of(sample("1", false))));
+        assertThat(engine.advance(new MetricSnapshot(now, "job", "vertex", 3, subtasks), now)).isTrue();
+        assertThat(engine.takeCommands()).extracting(SubtaskCommand::subtask).containsExactly(0, 1);
+    }
+
+    @Test
+    void whileTheJobReportsNothingOfATheRolloutWaitsForIt() throws Exception {
+        engine.start(request(Mode.CANARY), now);
+        now += 1000;
+        MetricSnapshot empty = new MetricSnapshot(now, "job", "vertex", 1,
+                List.of(new SubtaskSample(0, "sim:0", 0, 1e9, 0.3, 300, 0, 0, List.of())));
+        assertThat(engine.advance(empty, now)).isFalse();
+        assertThat(rollout().phase()).isEqualTo(Phase.WARMING);
+        assertThat(rollout().warmedOn()).isNull();
+        assertThat(rollout().reason()).contains("waiting for the job to report 1");
+        // A shows up loaded: B's LOAD goes there
+        assertThat(collect(2, Set.of(1), Set.of())).isTrue();
+        assertThat(engine.takeCommands()).extracting(SubtaskCommand::subtask).containsExactly(1);
+        // and with nothing reported within the warm timeout, the rollout begins
+        engine.abort(M, now);
+        engine.forget(M, now);
+        engine.start(request(Mode.CANARY), now);
+        now += 30_000;
+        assertThat(engine.advance(new MetricSnapshot(now, "job", "vertex", 1, List.of()), now)).isTrue();
+        assertThat(rollout().phase()).isEqualTo(Phase.CANARY);
     }
 
     @Test
