@@ -27,7 +27,7 @@ public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, do
                 2.0, 9, 1, 64_000, Duration.ofMillis(300), Duration.ofMillis(1500), BATCHES,
                 List.of(options("inference.batching.max-queue-delay", "0 ms", "inference.batching.max-batch-size",
                         "128"), options("inference.execution-threads", "2"),
-                        options("inference.batching.batch-sizing", "SLO_AWARE")), Duration.ofSeconds(20));
+                        options("inference.batching.batch-sizing", "SLO_AWARE_CAPPED")), Duration.ofSeconds(20));
     }
 
     public static BenchmarkSettings full() {
@@ -42,7 +42,7 @@ public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, do
                         options("inference.batching.max-queue-delay", "1 ms", "inference.batching.max-batch-size",
                                 "128"),
                         options("inference.execution-threads", "2"),
-                        options("inference.batching.batch-sizing", "SLO_AWARE")), Duration.ofSeconds(40));
+                        options("inference.batching.batch-sizing", "SLO_AWARE_CAPPED")), Duration.ofSeconds(40));
     }
 
     /** A tiny run for the smoke test: seconds per point. */

@@ -15,16 +15,17 @@ import io.flinkgpu.inference.qos.ShapeStats;
  * <ol>
  *   <li>it holds a full batch (the {@link BatchSizeController}'s cap), or
  *   <li>it holds at least a preferred batch size, or
- *   <li>its oldest request waited {@code maxQueueDelay}, or, with {@link BatchSizing#SLO_AWARE}:
+ *   <li>its oldest request waited {@code maxQueueDelay}, or, with {@link BatchSizing#SLO_AWARE} (or
+ *       {@link BatchSizing#SLO_AWARE_CAPPED}):
  *       it holds the smallest batch that keeps up with the arrival rate under the latency model
  *       (one request at low load: no waiting), or filling that batch would miss the earliest
  *       queued deadline.
  * </ol>
  * A batch holds at most the cap (the max batch size when flushing), the largest preferred size
- * reached when that is why it was cut, with SLO-aware sizing no more than the largest of the batch
- * that keeps up with arrivals, the batch where batching stops paying ({@link #worthwhileBatch}) and
- * the largest batch predicted to run within a millisecond ({@link #shortRunBatch}), and no more
- * than is predicted to finish before the earliest deadline, and with {@code low_priority_batch_ms}
+ * reached when that is why it was cut, with {@link BatchSizing#SLO_AWARE_CAPPED} no more than the
+ * largest of the batch that keeps up with arrivals, the batch where batching stops paying ({@link #worthwhileBatch}) and
+ * the largest batch predicted to run within a millisecond ({@link #shortRunBatch}), with either
+ * SLO-aware sizing no more than is predicted to finish before the earliest deadline, and with {@code low_priority_batch_ms}
  * no more than runs in that time while level-1 traffic is about and none is queued. Every
  * prediction reads the latency model of the lane's input shape.
  *
@@ -111,7 +112,7 @@ final class CutPolicy {
         if (now - oldest >= batching.maxQueueDelay().toNanos()) {
             return Batch.CloseReason.QUEUE_DELAY;
         }
-        if (sched.batchSizing() == BatchSizing.SLO_AWARE) {
+        if (sched.batchSizing().sloAware()) {
             LatencyModel latency = shapes.forShape(lane.shapeSignature());
             int needed = batchToKeepUp(lane, latency);
             if (lane.samples() >= needed) {
@@ -134,7 +135,7 @@ final class CutPolicy {
     long wakeNanos(LaneState lane) {
         long oldest = lane.oldestEnqueuedNanos();
         long wake = oldest + batching.maxQueueDelay().toNanos();
-        if (sched.batchSizing() == BatchSizing.SLO_AWARE) {
+        if (sched.batchSizing().sloAware()) {
             long deadline = sloDeadline(lane, oldest);
             if (deadline != Long.MAX_VALUE) {
                 LatencyModel latency = shapes.forShape(lane.shapeSignature());
@@ -156,11 +157,13 @@ final class CutPolicy {
             }
         }
         LatencyModel latency = shapes.forShape(lane.shapeSignature());
-        if (sched.batchSizing() == BatchSizing.SLO_AWARE && reason != Batch.CloseReason.FLUSH && latency.hasData()) {
-            // no larger than keeps up with arrivals, than batching pays for, or than runs within
-            // SHORT_RUN_NANOS, whichever is most
-            limit = Math.min(limit, Math.max(batchToKeepUp(lane, latency),
-                    Math.max(worthwhileBatch(latency), shortRunBatch(latency))));
+        if (sched.batchSizing().sloAware() && reason != Batch.CloseReason.FLUSH && latency.hasData()) {
+            if (sched.batchSizing() == BatchSizing.SLO_AWARE_CAPPED) {
+                // no larger than keeps up with arrivals, than batching pays for, or than runs within
+                // SHORT_RUN_NANOS, whichever is most
+                limit = Math.min(limit, Math.max(batchToKeepUp(lane, latency),
+                        Math.max(worthwhileBatch(latency), shortRunBatch(latency))));
+            }
             long deadline = sloDeadline(lane, lane.oldestEnqueuedNanos());
             while (limit > 1 && deadline != Long.MAX_VALUE && now + latency.predictNanos(limit) > deadline) {
                 limit--; // the largest batch whose predicted completion meets the earliest deadline

@@ -21,7 +21,7 @@ import java.util.function.ToDoubleFunction;
  * <p>Requests queue per {@link BatchKey} (model version and input shapes), and within it per
  * level and per tenant. A batch is cut when an executor asks for one ({@link #poll()}) and some
  * queue is ready: it holds a full or a preferred-size batch, its oldest request waited the
- * maximum queue delay, or, with {@link BatchSizing#SLO_AWARE}, it holds a batch that keeps up
+ * maximum queue delay, or, with SLO-aware sizing ({@link BatchSizing#sloAware}), it holds a batch that keeps up
  * with the arrival rate or waiting longer would miss a deadline. Cutting on demand rather than
  * eagerly means that while every executor is busy, queues keep growing towards full batches, so
  * batch size adapts to load by itself. Of the ready queues the one with the highest queued level

@@ -55,10 +55,11 @@ public final class GpuInferenceOptions {
                     + "FIXED_DELAY: when full, at a preferred size, or once the oldest request waited max-queue-delay "
                     + "(Triton's dynamic batcher). SLO_AWARE: by the model's latency model, fitted per input shape: cut at "
                     + "once while one request at a time keeps up with arrivals, wait only while the queue is expected "
-                    + "to grow and the earliest deadline still holds, and take no more than keeps up with arrivals, "
-                    + "than batching pays for (where its time per sample is within 10% of the latency model's "
-                    + "per-sample slope) or than runs within 1 ms, whichever is most: on a model whose run time grows "
-                    + "in proportion to the batch, one request at a time while that keeps up. AIMD: Clipper's additive-increase, "
+                    + "to grow and the earliest deadline still holds. SLO_AWARE_CAPPED: SLO_AWARE, and take no more "
+                    + "than keeps up with arrivals, than batching pays for (where its time per sample is within 10% of "
+                    + "the latency model's per-sample slope) or than runs within 1 ms, whichever is most: on a model "
+                    + "whose run time grows in proportion to the batch, one request at a time while that keeps up "
+                    + "(it costs throughput where bursts need large batches). AIMD: Clipper's additive-increase, "
                     + "multiplicative-decrease batch cap against scheduling.slo_ms.");
 
     public static final ConfigOption<Integer> EXECUTION_THREADS = ConfigOptions.key("inference.execution-threads")

@@ -122,9 +122,10 @@ class ShapeAwareSizingTest {
 
     @Test
     void sloAwareSizingRunsAProportionalShapeOneAtATimeWhileItKeepsUp() {
-        DynamicBatcher<String> slo = batcher(32, BatchSizing.SLO_AWARE);
+        DynamicBatcher<String> slo = batcher(32, BatchSizing.SLO_AWARE_CAPPED);
         DynamicBatcher<String> fixed = batcher(32, BatchSizing.FIXED_DELAY);
-        for (DynamicBatcher<String> b : List.of(slo, fixed)) {
+        DynamicBatcher<String> uncapped = batcher(32, BatchSizing.SLO_AWARE);
+        for (DynamicBatcher<String> b : List.of(slo, fixed, uncapped)) {
             learn(b, LONG, 0, 20 * MS); // 20 ms per sequence, whatever the batch: batching does not pay
         }
         // 4 requests 50 ms apart queue while the thread is busy elsewhere: 24/s x 20 ms keeps up
@@ -132,6 +133,10 @@ class ShapeAwareSizingTest {
         arrive(slo, LONG, "r", 4, 50);
         now.set(start);
         arrive(fixed, LONG, "r", 4, 50);
+        now.set(start);
+        arrive(uncapped, LONG, "r", 4, 50);
+        assertThat(uncapped.poll().items()).as("SLO_AWARE without the cap takes all it has")
+                .containsExactly("r0", "r1", "r2", "r3");
 
         Batch<String> one = slo.poll();
         assertThat(one.items()).containsExactly("r0");
@@ -141,7 +146,7 @@ class ShapeAwareSizingTest {
 
     @Test
     void sloAwareSizingStillBatchesWhereBatchingPays() {
-        DynamicBatcher<String> b = batcher(32, BatchSizing.SLO_AWARE);
+        DynamicBatcher<String> b = batcher(32, BatchSizing.SLO_AWARE_CAPPED);
         learn(b, SHORT, 10 * MS, MS / 10); // 10 ms fixed, 0.1 ms per sample: a batch of 32 costs 1.3x one
         arrive(b, SHORT, "r", 6, 50);
         assertThat(b.poll().items()).hasSize(6);
@@ -149,7 +154,7 @@ class ShapeAwareSizingTest {
 
     @Test
     void sloAwareSizingTakesWhatKeepsUpWhenOneAtATimeCannot() {
-        DynamicBatcher<String> b = batcher(32, BatchSizing.SLO_AWARE);
+        DynamicBatcher<String> b = batcher(32, BatchSizing.SLO_AWARE_CAPPED);
         learn(b, LONG, MS, 20 * MS); // worthwhile: ceil(1 / (0.1 x 20)) = 1
         arrive(b, LONG, "r", 12, 10); // 100/s against 20 ms each: one at a time falls behind
         Batch<String> batch = b.poll();
@@ -158,7 +163,7 @@ class ShapeAwareSizingTest {
 
     @Test
     void worthwhileBatchFollowsTheLatencyModel() {
-        SchedulingConfig slo = sizing(BatchSizing.SLO_AWARE);
+        SchedulingConfig slo = sizing(BatchSizing.SLO_AWARE_CAPPED);
         BatchingConfig batching = new BatchingConfig(64, Duration.ZERO, null, 4);
         ShapeStats latency = new ShapeStats();
         CutPolicy p = new CutPolicy(batching, slo, latency, new BatchSizeController(64, slo));
@@ -185,7 +190,7 @@ class ShapeAwareSizingTest {
 
     @Test
     void sloAwareSizingDoesNotSplitABatchThatRunsWithinAMillisecond() {
-        DynamicBatcher<String> b = batcher(32, BatchSizing.SLO_AWARE);
+        DynamicBatcher<String> b = batcher(32, BatchSizing.SLO_AWARE_CAPPED);
         learn(b, SHORT, 10_000, 20_000); // an image model on a CPU: 10 us + 20 us per sample
         arrive(b, SHORT, "r", 20, 50);
         assertThat(b.poll().items()).as("worthwhile at 5, but 20 run in 0.41 ms").hasSize(20);
@@ -257,7 +262,7 @@ class ShapeAwareSizingTest {
                     }
                     ShapeSpec spec = specs.get(s);
                     boolean ranBefore = batchesOfShape.merge(batch.key(), 1, Integer::sum) > 1;
-                    if (sizing == BatchSizing.SLO_AWARE && spec.alphaNanos() == 0 && ranBefore) {
+                    if (sizing == BatchSizing.SLO_AWARE_CAPPED && spec.alphaNanos() == 0 && ranBefore) {
                         // no larger than runs within a millisecond (at least one)
                         long shortRun = Math.max(1, Math.min(maxBatch, CutPolicy.SHORT_RUN_NANOS / spec.betaNanos()));
                         assertThat((long) batch.samples()).as("a proportional shape below capacity")
