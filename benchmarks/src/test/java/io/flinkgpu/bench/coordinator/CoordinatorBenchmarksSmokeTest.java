@@ -41,10 +41,10 @@ class CoordinatorBenchmarksSmokeTest {
     @Test
     void slowAndFailingVersionsAreRolledBackAndTheReportWritten(@TempDir Path dir) throws Exception {
         Path summary = summary(dir);
-        // short: steps judged after 1 s and 5 answers each, latencies from the first batch (B's p99 then includes
-        // its slow warm-up batches); half of B's batches fail; a low rate, so that A's batches stay small on a busy
-        // machine and B's slowness is not hidden by A's batch size
-        int exit = new CommandLine(new RolloutBenchmark()).execute("--cases=bad-errors,bad-slow", "--seconds=8",
+        // short: steps judged after 1 s and 5 answers each, latencies from the first batch; half of B's batches
+        // fail; a low rate, so that A's batches stay small on a busy machine and B's slowness is not hidden by A's
+        // batch size; long enough for the warming phase (B's load, a few seconds) before B's first step
+        int exit = new CommandLine(new RolloutBenchmark()).execute("--cases=bad-errors,bad-slow", "--seconds=20",
                 "--rate=50",
                 "--min-dwell-s=1", "--min-samples=5", "--latency-min-batches=1", "--error-share=0.5",
                 "--out=" + dir, "--summary=" + summary);

@@ -217,29 +217,24 @@ public record DeviceSettings(
      * external-resource framework gave this TaskManager) when there are any.
      */
     public Device createDevice(int subtaskIndex, int parallelism, List<Integer> assignedGpus) {
-        switch (type) {
-            case "simulated": {
+        switch (kind()) {
+            case SIMULATED: {
                 int index = gpuIndex(subtaskIndex, parallelism, simulatedCount);
                 return SHARED.computeIfAbsent(List.of(this, index), k -> new SimulatedDevice("sim:" + index,
                         simulatedMemoryBytes, SpeedModel.parse(simulatedSpeed), modelSpeeds(simulatedModelSpeeds),
                         modelFailures(simulatedModelFailures), LoadTimeModel.parse(simulatedLoadTime),
                         intraOpThreads));
             }
-            case "cuda":
-            case "auto": {
-                CudaProbe.Result cuda = CudaProbe.get();
-                if (cuda.available()) {
-                    CudaProbe.Gpu gpu = chooseGpu(subtaskIndex, parallelism, assignedGpus, cuda.gpus());
-                    return SHARED.computeIfAbsent(List.of(this, gpu.ordinal()), k -> new CudaDevice(gpu,
-                            (long) (gpu.totalMemoryBytes() * cudaMemoryFraction), intraOpThreads, NvidiaSmi.shared()));
-                }
-                if (type.equals("cuda")) {
-                    LOG.warn("inference.device.type is 'cuda' but there is no usable GPU ({}); subtask {} runs on the CPU",
-                            cuda.reason(), subtaskIndex);
-                }
-                return cpu(subtaskIndex);
+            case CUDA: {
+                CudaProbe.Gpu gpu = chooseGpu(subtaskIndex, parallelism, assignedGpus, CudaProbe.get().gpus());
+                return SHARED.computeIfAbsent(List.of(this, gpu.ordinal()), k -> new CudaDevice(gpu,
+                        (long) (gpu.totalMemoryBytes() * cudaMemoryFraction), intraOpThreads, NvidiaSmi.shared()));
             }
             default:
+                if (type.equals("cuda")) {
+                    LOG.warn("inference.device.type is 'cuda' but there is no usable GPU ({}); subtask {} runs on the CPU",
+                            CudaProbe.get().reason(), subtaskIndex);
+                }
                 return cpu(subtaskIndex);
         }
     }

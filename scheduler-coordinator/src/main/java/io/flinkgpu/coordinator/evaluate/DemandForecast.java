@@ -124,11 +124,10 @@ public final class DemandForecast {
         Map<String, Double> raised = new HashMap<>();
         for (ModelDemand m : measured.models().values()) {
             double x = m.deviceSecondsPerSecond();
-            ArrayDeque<double[]> window = new ArrayDeque<>(models.getOrDefault(m.model(), new ArrayDeque<>()));
+            // learning adds to the model's window in place; a dry run fits a copy and leaves it as it was
+            ArrayDeque<double[]> window = learn ? models.computeIfAbsent(m.model(), k -> new ArrayDeque<>())
+                    : new ArrayDeque<>(models.getOrDefault(m.model(), new ArrayDeque<>()));
             add(window, measured.atMillis() / 1000.0, x);
-            if (learn) {
-                models.put(m.model(), window);
-            }
             Trend trend = fit(window, measurementSeconds);
             double slope = trend.confidentSlope(significance);
             double forecast = Math.max(x, trend.confidentLevelNow(significance)) + slope * horizonSeconds;
