@@ -288,15 +288,9 @@ class RolloutEndToEndTest extends KafkaAndImages {
             s.awaitApplied(s.store.lastEpoch());
             int mark = traffic.sent.get();
             Thread.sleep(2000);
-            traffic.close();
-            Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
-            assertThat(responses).hasSize(traffic.sent.get());
-            Map<String, int[]> counts = byVersion(responses);
-            System.out.println("good version answers: " + describe(counts));
+            Map<String, InferenceResponse> responses = stopAndCollect(s, traffic);
             // no error beyond A's rate: neither version answered an error
-            assertThat(counts.keySet()).containsExactly("1", "2");
-            assertThat(counts.get("1")[1]).isZero();
-            assertThat(counts.get("2")[1]).isZero();
+            Map<String, int[]> counts = bothVersionsWithoutError(responses, "good version");
             assertThat(counts.get("2")[0]).isGreaterThan(100);
             for (int i = mark; i < traffic.sent.get(); i++) {
                 assertThat(responses.get("req-" + i).modelVersion()).as("req-%d", i).isEqualTo("2");
@@ -330,15 +324,26 @@ class RolloutEndToEndTest extends KafkaAndImages {
             s.awaitPublishedSplit(new VersionWeight("1", 1));
             s.awaitApplied(s.store.lastEpoch());
             Thread.sleep(1000);
-            traffic.close();
-            Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
-            assertThat(responses).hasSize(traffic.sent.get());
-            Map<String, int[]> counts = byVersion(responses);
-            System.out.println("warmed version answers: " + describe(counts));
-            assertThat(counts.keySet()).containsExactly("1", "2");
-            assertThat(counts.get("1")[1]).isZero();
-            assertThat(counts.get("2")[1]).isZero();
+            bothVersionsWithoutError(stopAndCollect(s, traffic), "warmed version");
         }
+    }
+
+    /** Stops the traffic and returns every answer by request id, once each request sent has one. */
+    static Map<String, InferenceResponse> stopAndCollect(Setup s, Traffic traffic) throws Exception {
+        traffic.close();
+        Map<String, InferenceResponse> responses = s.responses(traffic.sent.get());
+        assertThat(responses).hasSize(traffic.sent.get());
+        return responses;
+    }
+
+    /** The answers per version, checked: versions 1 and 2 both answered, and neither with an error. */
+    static Map<String, int[]> bothVersionsWithoutError(Map<String, InferenceResponse> responses, String label) {
+        Map<String, int[]> counts = byVersion(responses);
+        System.out.println(label + " answers: " + describe(counts));
+        assertThat(counts.keySet()).containsExactly("1", "2");
+        assertThat(counts.get("1")[1]).isZero();
+        assertThat(counts.get("2")[1]).isZero();
+        return counts;
     }
 
     @Test
