@@ -209,7 +209,7 @@ public final class CoordinatorOptions {
                     + "model's old instance keeps serving and its UNLOAD waits for the new route. Off: routes change "
                     + "with the plan, and requests sent to a subtask still loading the model wait for the load. "
                     + "The same holds for a rollout's new version: the rollout first sends its LOAD to every "
-                    + "subtask that reports the old version loaded, and gives it its first share (or shadow "
+                    + "subtask where the old version serves, and gives it its first share (or shadow "
                     + "copies) once they report it loaded.");
 
     public static final ConfigOption<Duration> WARM_TIMEOUT = ConfigOptions.key("coordinator.plan.warm-timeout")

@@ -23,10 +23,10 @@ import io.flinkgpu.inference.qos.ShapeStats;
  * </ol>
  * A batch holds at most the cap (the max batch size when flushing), the largest preferred size
  * reached when that is why it was cut, with {@link BatchSizing#SLO_AWARE_CAPPED} no more than the
- * largest of the batch that keeps up with arrivals, the batch where batching stops paying ({@link #worthwhileBatch}) and
- * the largest batch predicted to run within a millisecond ({@link #shortRunBatch}), with either
- * SLO-aware sizing no more than is predicted to finish before the earliest deadline, and with {@code low_priority_batch_ms}
- * no more than runs in that time while level-1 traffic is about and none is queued. Every
+ * largest of the batch that keeps up with arrivals, the batch where batching stops paying
+ * ({@link #worthwhileBatch}) and the largest batch predicted to run within a millisecond
+ * ({@link #shortRunBatch}), with either SLO-aware sizing no more than is predicted to finish before
+ * the earliest deadline, and with {@code low_priority_batch_ms} no more than runs in that time while level-1 traffic is about and none is queued. Every
  * prediction reads the latency model of the lane's input shape.
  *
  * <p>It feeds the arrival rate of each of the model's input shapes (an exponentially weighted mean

@@ -21,7 +21,7 @@ import java.util.Locale;
  *     the first collection of the step; a step's samples are the growth since
  * @param reason why the rollout is where it is (the last decision, or what it waits for)
  * @param warmedOn the inference subtasks the engine sent B's LOAD to in the warming phase (those
- *     reporting A loaded then), empty where it sent none; null until the warming phase's first
+ *     where A served then), empty where it sent none; null until the warming phase's first
  *     collection (and in rollouts stored before warming existed). A rollback or an abort unloads B
  *     there.
  */
@@ -79,6 +79,10 @@ public record Rollout(String model, String from, String to, Mode mode, List<Doub
 
     /** The phase the rollout's traffic starts in once B is warm: SHADOW in shadow mode, else CANARY. */
     public Phase firstPhase() {
+        return firstPhase(mode);
+    }
+
+    static Phase firstPhase(Mode mode) {
         return mode == Mode.SHADOW ? Phase.SHADOW : Phase.CANARY;
     }
 

@@ -38,7 +38,8 @@ import java.util.regex.Pattern;
  * (or the shadow copies) follows once they all report B loaded, or once the warm timeout has
  * passed. Where A is reported but serves nowhere (at zero, or before its first request) there is
  * nothing to warm alongside, and the rollout begins at once; where the job reports nothing of A
- * yet, the rollout waits for it until the warm timeout. A rollback or an abort sends B's UNLOAD to the subtasks warmed.
+ * yet, the rollout waits for it until the warm timeout. A rollback or an abort sends B's UNLOAD to
+ * the subtasks warmed.
  *
  * <p>Finished rollouts keep their split (100% B or 100% A) until the operator removes them
  * ({@link #forget}), so a model stays on the version the rollout ended with whatever its version
@@ -114,10 +115,9 @@ public final class RolloutEngine {
             throw new RolloutException(409, "model '" + r.model() + "' has an active rollout (" + current.describe()
                     + "); pause, abort or wait for it");
         }
-        Phase first = mode == Rollout.Mode.SHADOW ? Phase.SHADOW : Phase.CANARY;
         Rollout started = new Rollout(r.model(), r.from(), r.to(), mode, steps,
                 mode == Rollout.Mode.SHADOW ? shadow : 0, mode == Rollout.Mode.SHADOW ? after : null, State.RUNNING,
-                settings.warms() ? Phase.WARMING : first, 0, now, now, null, now, null, null);
+                settings.warms() ? Phase.WARMING : Rollout.firstPhase(mode), 0, now, now, null, now, null, null);
         String why = "started: " + started.describe() + (settings.warms() ? String.format(Locale.ROOT,
                 " (%s loaded where %s is, at most %d s)", r.to(), r.from(), settings.warmTimeout().toSeconds()) : "")
                 + (mode == Rollout.Mode.SHADOW
@@ -271,16 +271,15 @@ public final class RolloutEngine {
 
     /**
      * One collection of a rollout in its warming phase: the first that reports A sends B's LOAD
-     * where A serves; B's traffic begins once every subtask sent one reports B loaded, or after the warm
-     * timeout. Returns whether the split changed or commands are to go out.
+     * where A serves; B's traffic begins once every subtask sent one reports B loaded, or after the
+     * warm timeout. Returns whether the split changed or commands are to go out.
      */
     private boolean warm(Rollout r, MetricSnapshot snapshot, long now) {
         Set<Integer> loadedB = loadedOn(snapshot, r.model(), r.to());
         double waited = (now - r.stepStartedAtMillis()) / 1000.0;
         boolean timedOut = now - r.stepStartedAtMillis() >= settings.warmTimeout().toMillis();
         if (r.warmedOn() == null) {
-            Set<Integer> where = servingOn(snapshot, r.model(), r.from());
-            List<Integer> targets = List.copyOf(where);
+            List<Integer> targets = List.copyOf(servingOn(snapshot, r.model(), r.from()));
             if (targets.isEmpty()) {
                 if (!reports(snapshot, r.model(), r.from()) && !timedOut) {
                     store.putRollout(r.withReason(now, String.format(Locale.ROOT, "warming %s: waiting for the job "
