@@ -151,9 +151,9 @@ public final class OnnxPredictFunction extends AsyncPredictFunction {
                 }
 
                 @Override
-                public void batchCompleted(ModelId model, int samples, double inferenceMs) {
+                public void batchCompleted(ModelId model, int samples, double inferenceMs, double serviceMs) {
                     synchronized (m) {
-                        m.batchCompleted(model, samples, inferenceMs);
+                        m.batchCompleted(model, samples, inferenceMs, serviceMs);
                     }
                 }
 

@@ -94,8 +94,9 @@ public final class Targets {
                 }
                 // 2. end-to-end goodput vs the roofline (pipeline floor and ceiling together) at the
                 // batch size the job ran at, and, for information, vs the ceiling alone
-                if (r.sweep != null && r.sweep.atGoodput() != null && c1 > 0) {
-                    double batch = r.sweep.atGoodput().meanBatch();
+                // (a job whose sweep met the SLO at no rate has goodput 0: its share is 0, with R at batch 1)
+                if (r.sweep != null && c1 > 0) {
+                    double batch = r.sweep.atGoodput() == null ? Double.NaN : r.sweep.atGoodput().meanBatch();
                     // the ceiling is one session on one core; a job running k batches at once on the
                     // CPU can use up to k cores for inference, so its bound counts k ceilings
                     int sessions = simulatedGpu ? 1 : parallelSessions(r.config.options(), userOptions,
@@ -114,7 +115,8 @@ public final class Targets {
                     t.put("goal", null);
                     t.put("pass", null);
                     t.put("status", "information");
-                    t.put("detail", String.format("%.0f req/s vs %.0f samples/s at mean batch %.1f", r.goodput(),
+                    t.put("detail", Double.isNaN(batch) ? NO_GOODPUT + String.format(" (%.0f samples/s at batch 1)",
+                            ceilingAt) : String.format("%.0f req/s vs %.0f samples/s at mean batch %.1f", r.goodput(),
                             ceilingAt, batch));
                     out.add(t);
                 }
@@ -289,6 +291,9 @@ public final class Targets {
         return r.failure != null ? "(failed: " + r.failure + ")" : String.format("(goodput %.0f/s)", r.goodput());
     }
 
+    /** Said of a job whose sweep met the SLO at no rate. */
+    static final String NO_GOODPUT = "no rate of the sweep met the SLO (goodput 0)";
+
     /** Roofline goal: goodput at least this share of R. */
     static final double ROOFLINE_GOAL = 0.9;
 
@@ -308,7 +313,7 @@ public final class Targets {
         t.put("goal", ">= " + ROOFLINE_GOAL);
         t.put("passthrough_goodput", passthrough);
         t.put("ceiling_at_batch", ceilingAt);
-        t.put("mean_batch", batch);
+        t.put("mean_batch", Double.isNaN(batch) ? null : batch);
         t.put("roofline", Double.isNaN(bound) ? null : bound);
         if (Double.isNaN(bound)) {
             t.put("measured", null);
@@ -332,9 +337,10 @@ public final class Targets {
         t.put("share_high", Double.isInfinite(range[1]) ? null : range[1]);
         String within = range[0] >= ROOFLINE_GOAL ? "passes anywhere within it"
                 : range[1] < ROOFLINE_GOAL ? "fails anywhere within it" : "the goal lies within it";
-        t.put("detail", String.format("%.0f req/s vs R %.0f (passthrough %.0f req/s, ceiling %.0f samples/s at mean "
+        t.put("detail", (Double.isNaN(batch) ? NO_GOODPUT + "; R at batch 1: " : "") + String.format(
+                "%.0f req/s vs R %.0f (passthrough %.0f req/s, ceiling %.0f samples/s at mean "
                         + "batch %.1f); the sweeps' grids place goodput / R between %.2f and %s: %s%s",
-                r.goodput(), bound, passthrough, ceilingAt, batch, range[0],
+                r.goodput(), bound, passthrough, ceilingAt, Double.isNaN(batch) ? 1 : batch, range[0],
                 Double.isInfinite(range[1]) ? "unbounded (the job never failed)" : String.format("%.2f", range[1]),
                 within, Double.isInfinite(passthroughFail)
                         ? "; the passthrough passed every rate it was offered, so R is a lower bound" : ""));

@@ -10,7 +10,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A GPU that is not there: models run for real on the CPU, so outputs are exact, and each batch
  * then waits out the rest of the time its {@link SpeedModel} gives. Batches share one device
- * timeline, as kernels on one GPU do, so concurrent batches queue behind each other. Memory is
+ * timeline, as kernels on one GPU do, so concurrent batches queue behind each other (the time a
+ * batch queued is counted in {@link DeviceWait}, apart from its own service time). Memory is
  * accounted against a fixed capacity in 2 MiB pages, as a GPU allocator hands it out, and putting a
  * model on the device takes the time its {@link LoadTimeModel} gives.
  *
@@ -150,11 +151,13 @@ public final class SimulatedDevice extends AbstractDevice {
         long cpuNanos = System.nanoTime() - started;
         long modelled = speedOf(model, version).latencyNanos(samples, cpuNanos);
         long done;
+        long begin;
         synchronized (this) {
-            long begin = Math.max(started, busyUntilNanos);
+            begin = Math.max(started, busyUntilNanos);
             busyUntilNanos = begin + modelled;
             done = Math.max(started + cpuNanos, busyUntilNanos);
         }
+        DeviceWait.add(begin - started); // queued behind batches the device had not finished
         busy.busy(modelled);
         for (long left = done - System.nanoTime(); left > 0 && !Thread.currentThread().isInterrupted();
                 left = done - System.nanoTime()) {

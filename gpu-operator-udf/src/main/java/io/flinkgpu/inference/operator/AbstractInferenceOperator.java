@@ -10,6 +10,7 @@ import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.cache.ModelReloader;
 import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.device.DeviceWait;
 import io.flinkgpu.inference.operator.resource.GpuExternalResourceDriverFactory;
 import io.flinkgpu.inference.execution.BatchIsolation;
 import io.flinkgpu.inference.execution.Faults;
@@ -123,7 +124,11 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
      * What an execution thread hands back: a response per request, whether the batch ran in one
      * piece (only then does its time feed the latency model), or a fault that must fail the task.
      */
-    private record Outcome(List<InferenceResponse> responses, boolean ranWhole, Throwable fatal) {}
+    /**
+     * A batch's answers; {@code serviceMs}: its run time less the time it waited for a device busy
+     * with other batches ({@link DeviceWait}).
+     */
+    private record Outcome(List<InferenceResponse> responses, boolean ranWhole, Throwable fatal, double serviceMs) {}
 
     protected AbstractInferenceOperator(StreamOperatorParameters<OUT> parameters, InferenceSettings settings) {
         super(parameters);
@@ -493,6 +498,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         List<Pending<IN>> items = batch.items();
         ModelRepository.ResolvedModel model = items.get(0).model();
         long started = ticker.nanos();
+        DeviceWait.reset();
         int n = items.size();
         List<List<Tensor>> outputs = new ArrayList<>(java.util.Collections.nCopies(n, null));
         InferenceError[] errors = new InferenceError[n];
@@ -511,12 +517,13 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             java.util.Arrays.fill(errors, new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage()));
         } catch (Throwable e) {
             if (Faults.isInfrastructureFault(e)) {
-                return new Outcome(List.of(), false, e);
+                return new Outcome(List.of(), false, e, Double.NaN);
             }
             java.util.Arrays.fill(errors, new InferenceError(ErrorCode.INFERENCE_FAILED,
                     e.getClass().getSimpleName() + ": " + e.getMessage()));
         }
         double inferenceMs = (ticker.nanos() - started) / 1e6;
+        double serviceMs = Math.max(0, inferenceMs - DeviceWait.takeNanos() / 1e6);
         List<InferenceResponse> responses = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             InferenceRequest r = items.get(i).request();
@@ -526,7 +533,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
                     ? InferenceResponse.success(r.id(), r.modelName(), model.id().version(), outputs.get(i), timings)
                     : InferenceResponse.failure(r.id(), r.modelName(), model.id().version(), errors[i], timings));
         }
-        return new Outcome(responses, ranWhole, null);
+        return new Outcome(responses, ranWhole, null, serviceMs);
     }
 
     private void complete(long seq, Batch<Pending<IN>> batch, Outcome outcome) throws Exception {
@@ -539,7 +546,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         List<InferenceResponse> responses = outcome.responses();
         if (!responses.isEmpty()) {
             double inferenceMs = responses.get(0).timings().inferenceMs();
-            metrics.batchCompleted(id, batch.samples(), inferenceMs);
+            metrics.batchCompleted(id, batch.samples(), inferenceMs, outcome.serviceMs());
             if (outcome.ranWhole()) {
                 long actual = Math.round(inferenceMs * 1e6);
                 if (batcher.latencyModel(batch.key()).hasData()) {

@@ -8,6 +8,7 @@ import io.flinkgpu.inference.cache.ModelCache;
 import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.cache.ModelReloader;
 import io.flinkgpu.inference.device.Device;
+import io.flinkgpu.inference.device.DeviceWait;
 import io.flinkgpu.inference.execution.BatchIsolation;
 import io.flinkgpu.inference.execution.Faults;
 import io.flinkgpu.inference.model.ModelId;
@@ -70,8 +71,12 @@ public final class InferenceService {
         /** A request was refused before it queued; {@code badInput}: the request itself is at fault. */
         default void refused(ModelId model, ErrorCode code, boolean badInput) {}
 
-        /** A batch holding at least one of this caller's requests finished (reported to the first request's caller). */
-        default void batchCompleted(ModelId model, int samples, double inferenceMs) {}
+        /**
+         * A batch holding at least one of this caller's requests finished (reported to the first
+         * request's caller); {@code serviceMs}: {@code inferenceMs} less the time the batch waited
+         * for a device busy with other batches.
+         */
+        default void batchCompleted(ModelId model, int samples, double inferenceMs, double serviceMs) {}
 
         /** One of this caller's requests was answered after {@code queueMs} in the queue. */
         default void answered(ModelId model, double queueMs, ErrorCode error) {}
@@ -398,6 +403,7 @@ public final class InferenceService {
         int n = items.size();
         ModelRepository.ResolvedModel model = items.get(0).admitted().model();
         long started = ticker.nanos();
+        DeviceWait.reset();
         List<List<Tensor>> outputs = new ArrayList<>(Collections.nCopies(n, null));
         InferenceError[] errors = new InferenceError[n];
         boolean ranWhole = false;
@@ -423,6 +429,7 @@ public final class InferenceService {
         }
         long elapsed = ticker.nanos() - started;
         double inferenceMs = elapsed / 1e6;
+        double serviceMs = Math.max(0, inferenceMs - DeviceWait.takeNanos() / 1e6);
         synchronized (lock) {
             executing--;
             batchesRun++;
@@ -434,7 +441,7 @@ public final class InferenceService {
             }
         }
         if (fatal == null) {
-            items.get(0).listener().batchCompleted(model.id(), batch.samples(), inferenceMs);
+            items.get(0).listener().batchCompleted(model.id(), batch.samples(), inferenceMs, serviceMs);
         }
         for (int i = 0; i < n; i++) {
             Pending p = items.get(i);

@@ -187,6 +187,36 @@ class SimulatedDeviceTest {
     }
 
     @Test
+    void aBatchQueuedBehindAnotherModelsBatchCountsItsWaitApartFromItsServiceTime() throws Exception {
+        SimulatedDevice device = new SimulatedDevice("sim:0", 64 * MIB, SpeedModel.parse("5"),
+                Map.of("slow", SpeedModel.parse("300")), 1);
+        ExecutorService pool = Executors.newFixedThreadPool(1);
+        try (OnnxModel slow = OnnxModel.load(new ModelId("slow", "1"), AFFINE, device);
+                OnnxModel fast = OnnxModel.load(new ModelId("fast", "1"), AFFINE, device)) {
+            DeviceWait.reset();
+            fast.run(List.of(affineRequest(1)));
+            assertThat(DeviceWait.takeNanos()).as("an idle device: no wait").isZero();
+
+            Future<?> slowRun = pool.submit(() -> slow.run(List.of(affineRequest(1))));
+            Thread.sleep(20); // the slow batch holds the device for about 300 ms from now on
+            DeviceWait.reset();
+            long started = System.nanoTime();
+            fast.run(List.of(affineRequest(1)));
+            long elapsed = System.nanoTime() - started;
+            long waited = DeviceWait.takeNanos();
+            slowRun.get(10, TimeUnit.SECONDS);
+
+            assertThat(waited).as("queued behind the slow batch's remaining ~280 ms")
+                    .isBetween(TimeUnit.MILLISECONDS.toNanos(150), TimeUnit.MILLISECONDS.toNanos(300));
+            assertThat(elapsed - waited).as("its own 5 ms").isBetween(TimeUnit.MILLISECONDS.toNanos(5),
+                    TimeUnit.MILLISECONDS.toNanos(60));
+            assertThat(DeviceWait.takeNanos()).as("taken: zero again").isZero();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void speedsAndFailuresNameAModelOrAModelVersionTheVersionedEntryWinning() {
         Map<String, SpeedModel> speeds = DeviceSettings.modelSpeeds(List.of("m=2", " m:2 = 10+1*b", "n=cpu*3"));
         assertThat(speeds).containsOnlyKeys("m", "m:2", "n");

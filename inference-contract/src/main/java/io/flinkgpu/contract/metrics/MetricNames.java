@@ -51,6 +51,12 @@ public final class MetricNames {
     public static final String BATCH_SIZE = "batchSize";
     public static final String QUEUE_LATENCY_US = "queueLatencyUs";
     public static final String INFERENCE_LATENCY_US = "inferenceLatencyUs";
+    /**
+     * A batch's run time less the time it waited for a device busy with other batches (only the
+     * simulated GPU, which runs batches one after another, makes a batch wait; on CPU and CUDA
+     * devices it equals inferenceLatencyUs). Rollouts compare versions by it.
+     */
+    public static final String SERVICE_LATENCY_US = "serviceLatencyUs";
     public static final String LATENCY_PREDICTION_ERROR_US = "latencyPredictionErrorUs";
     public static final String QUEUED_SAMPLES = "queuedSamples";
     public static final String BATCH_CAP = "batchCap";

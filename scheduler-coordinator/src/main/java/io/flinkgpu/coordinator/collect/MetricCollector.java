@@ -210,7 +210,8 @@ public final class MetricCollector implements MetricSource {
                     m.getOrDefault(MetricNames.LATENCY_MODEL_BETA_US, Double.NaN), tenants,
                     m.getOrDefault(MetricNames.LOADED, Double.NaN), errors,
                     m.getOrDefault(MetricNames.p99(MetricNames.INFERENCE_LATENCY_US), Double.NaN),
-                    m.getOrDefault(MetricNames.BATCH_CAP, Double.NaN)));
+                    m.getOrDefault(MetricNames.BATCH_CAP, Double.NaN),
+                    m.getOrDefault(MetricNames.p99(MetricNames.SERVICE_LATENCY_US), Double.NaN)));
         });
         return new SubtaskSample(index, device, memUsed, memTotal, util,
                 values.getOrDefault(BUSY_TIME, Double.NaN), values.getOrDefault(BACK_PRESSURED_TIME, Double.NaN), queued,

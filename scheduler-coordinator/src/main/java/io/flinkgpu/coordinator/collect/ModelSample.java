@@ -9,7 +9,10 @@ package io.flinkgpu.coordinator.collect;
  * {@code errors}: the cumulative answers with an error code (every {@code error.<code>.errors} of
  * the version summed; 0 where none was counted, NaN where not collected);
  * {@code inferenceLatencyUsP99}: the 99th percentile of the batch execution time over the
- * operator's window (the rollout engine compares versions by it);
+ * operator's window;
+ * {@code serviceLatencyUsP99}: the same of the batch's own service time, less the time it waited for
+ * a device busy with other batches (the rollout engine compares versions by it where both report it,
+ * by {@code inferenceLatencyUsP99} otherwise);
  * {@code batchCap}: the version's {@code batchCap} gauge (the most samples the batcher cuts into one
  * batch now: the max batch size, or the AIMD cap; NaN where not reported).
  */
@@ -29,12 +32,23 @@ public record ModelSample(
         double loaded,
         double errors,
         double inferenceLatencyUsP99,
-        double batchCap) {
+        double batchCap,
+        double serviceLatencyUsP99) {
     public ModelSample {
         tenantRequestsIn = tenantRequestsIn == null ? java.util.Map.of() : java.util.Map.copyOf(tenantRequestsIn);
     }
 
-    /** Without the batch cap. */
+    /** Without the service latency. */
+    public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
+            double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
+            double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn,
+            double loaded, double errors, double inferenceLatencyUsP99, double batchCap) {
+        this(model, version, requestsIn, responsesOut, batches, queuedSamples, batchSizeMean, inferenceLatencyUsMean,
+                queueLatencyUsP99, latencyModelAlphaUs, latencyModelBetaUs, tenantRequestsIn, loaded, errors,
+                inferenceLatencyUsP99, batchCap, Double.NaN);
+    }
+
+    /** Without the batch cap and the service latency. */
     public ModelSample(String model, String version, double requestsIn, double responsesOut, double batches,
             double queuedSamples, double batchSizeMean, double inferenceLatencyUsMean, double queueLatencyUsP99,
             double latencyModelAlphaUs, double latencyModelBetaUs, java.util.Map<String, Double> tenantRequestsIn,

@@ -25,7 +25,8 @@ import java.util.regex.Pattern;
  * <p>A canary step gives B its share of the requests that pin no version. Once the step has lasted
  * {@link RolloutSettings#minDwell} and both versions answered {@link RolloutSettings#minSamples}
  * requests within it, B is compared with A ({@link VersionComparison}): worse (error rate by the
- * one-sided z-test, or p99 batch latency beyond the tolerance) rolls back at once (100% A,
+ * one-sided z-test, or p99 batch latency beyond the tolerance; the p99 of the batches' own service
+ * time where both versions report it, {@link #p99}) rolls back at once (100% A,
  * ROLLED_BACK); otherwise the next step begins, and reaching the last one (100%) ends the rollout
  * (DONE, B serving 100%). A shadow phase gives B no share: a fraction of the requests is copied to
  * B, whose answers the job counts under B's metrics and discards; it is judged the same way and
@@ -242,7 +243,9 @@ public final class RolloutEngine {
                     step.toResponses(), settings.minSamples())));
             return false;
         }
-        double[] p99 = p99(snapshot, r);
+        double[] service = p99(snapshot, r, ModelSample::serviceLatencyUsP99);
+        boolean byService = Double.isFinite(service[0]) && Double.isFinite(service[1]);
+        double[] p99 = byService ? service : p99(snapshot, r, ModelSample::inferenceLatencyUsP99);
         long minBatches = settings.latencyMinBatches();
         String latencySkipped = step.fromBatches() < minBatches || step.toBatches() < minBatches
                 ? String.format(Locale.ROOT, "%s ran %.0f and %s %.0f batches in the step, fewer than %d", r.from(),
@@ -250,7 +253,7 @@ public final class RolloutEngine {
                 : null;
         VersionComparison.Verdict verdict = VersionComparison.compare(r.from(), bName, step.fromResponses(),
                 step.fromErrors(), step.toResponses(), step.toErrors(), p99[0], p99[1], settings.significance(),
-                settings.latencyTolerance(), latencySkipped);
+                settings.latencyTolerance(), latencySkipped, byService ? "service p99" : "p99");
         String at = r.describe() + String.format(Locale.ROOT, " after %.1f s: ", dwell / 1000.0);
         if (verdict.worse()) {
             String why = at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
@@ -417,18 +420,24 @@ public final class RolloutEngine {
         return new Counts(c[0], c[1], c[2], c[3], c[4], c[5]);
     }
 
-    /** A's and B's p99 batch latency: the highest over the subtasks where the version answered; NaN if none. */
-    static double[] p99(MetricSnapshot snapshot, Rollout r) {
+    /**
+     * A's and B's p99 batch latency as {@code latency} reads it from a sample: the highest over the
+     * subtasks where the version answered; NaN if none. The engine compares the service-time p99
+     * (a batch's run less its wait for a device busy with other batches) where both versions report
+     * it: on a device that runs batches one after another, A's batches queue behind a slow B's and
+     * their whole run time rises with B's, which would hide B's slowness.
+     */
+    static double[] p99(MetricSnapshot snapshot, Rollout r, java.util.function.ToDoubleFunction<ModelSample> latency) {
         double[] p = {Double.NaN, Double.NaN};
         for (SubtaskSample s : snapshot.subtasks()) {
             for (ModelSample m : s.models()) {
-                if (!m.model().equals(r.model()) || !(finite(m.responsesOut()) > 0)
-                        || !Double.isFinite(m.inferenceLatencyUsP99())) {
+                double value = latency.applyAsDouble(m);
+                if (!m.model().equals(r.model()) || !(finite(m.responsesOut()) > 0) || !Double.isFinite(value)) {
                     continue;
                 }
                 int at = m.version().equals(r.from()) ? 0 : m.version().equals(r.to()) ? 1 : -1;
                 if (at >= 0) {
-                    p[at] = Double.isNaN(p[at]) ? m.inferenceLatencyUsP99() : Math.max(p[at], m.inferenceLatencyUsP99());
+                    p[at] = Double.isNaN(p[at]) ? value : Math.max(p[at], value);
                 }
             }
         }

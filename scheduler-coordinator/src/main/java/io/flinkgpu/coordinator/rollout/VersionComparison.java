@@ -14,7 +14,9 @@ import java.util.Locale;
  *       significance. Where no answer of either failed ({@code p} 0) or all did (1) the rates are
  *       equal and B is not worse.
  *   <li>latency: B's p99 batch latency above A's times {@code 1 + tolerance}; not compared where
- *       either version has no percentile (no batch in the operator's window).
+ *       either version has no percentile (no batch in the operator's window). The rollout engine
+ *       passes the p99 of the batches' service time where both versions report it, so that A's
+ *       batches queued behind B's on a shared device do not hide B's slowness.
  * </ul>
  */
 public final class VersionComparison {
@@ -30,12 +32,15 @@ public final class VersionComparison {
      */
     public static Verdict compare(String a, String b, double nA, double eA, double nB, double eB, double p99A,
             double p99B, double significance, double tolerance) {
-        return compare(a, b, nA, eA, nB, eB, p99A, p99B, significance, tolerance, null);
+        return compare(a, b, nA, eA, nB, eB, p99A, p99B, significance, tolerance, null, "p99");
     }
 
-    /** As above; with {@code latencySkipped} set the p99s are not compared, for that reason. */
+    /**
+     * As above; with {@code latencySkipped} set the p99s are not compared, for that reason;
+     * {@code latencyName} names the percentile in the reason ("p99", "service p99").
+     */
     public static Verdict compare(String a, String b, double nA, double eA, double nB, double eB, double p99A,
-            double p99B, double significance, double tolerance, String latencySkipped) {
+            double p99B, double significance, double tolerance, String latencySkipped, String latencyName) {
         double z = zScore(nA, eA, nB, eB);
         double p = upperTail(z);
         boolean errorsWorse = p < significance;
@@ -45,14 +50,15 @@ public final class VersionComparison {
         boolean latencyWorse = false;
         String latency;
         if (latencySkipped != null) {
-            latency = "p99 not compared (" + latencySkipped + ")";
+            latency = latencyName + " not compared (" + latencySkipped + ")";
         } else if (Double.isFinite(p99A) && Double.isFinite(p99B) && p99A > 0) {
             double limit = p99A * (1 + tolerance);
             latencyWorse = p99B > limit;
-            latency = String.format(Locale.ROOT, "p99 %s %.0f us %s %s %.0f us x %.2f = %.0f us", b, p99B,
-                    latencyWorse ? ">" : "<=", a, p99A, 1 + tolerance, limit);
+            latency = String.format(Locale.ROOT, "%s %s %.0f us %s %s %.0f us x %.2f = %.0f us", latencyName, b,
+                    p99B, latencyWorse ? ">" : "<=", a, p99A, 1 + tolerance, limit);
         } else {
-            latency = "p99 not compared (" + (Double.isFinite(p99A) && p99A > 0 ? b : a) + " has no batch latency)";
+            latency = latencyName + " not compared (" + (Double.isFinite(p99A) && p99A > 0 ? b : a)
+                    + " has no batch latency)";
         }
         return new Verdict(errorsWorse || latencyWorse, errorsWorse, latencyWorse, z, p, errors + "; " + latency);
     }

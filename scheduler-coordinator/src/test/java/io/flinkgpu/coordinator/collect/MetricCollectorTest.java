@@ -76,8 +76,9 @@ class MetricCollectorTest {
                 // the operator's loaded gauge, through Flink's REST API: the model serves, so it is loaded
                 assertThat(m.loaded()).isEqualTo(1.0);
                 assertThat(m.reportsLoaded()).isTrue();
-                // what the rollout engine compares versions by
                 assertThat(m.inferenceLatencyUsP99()).isGreaterThanOrEqualTo(m.inferenceLatencyUsMean());
+                // what the rollout engine compares versions by
+                assertThat(m.serviceLatencyUsP99()).isPositive();
                 assertThat(m.errors()).isZero();
                 // the batcher's cap, which the demand evaluator prices a busy model's requests at
                 assertThat(m.batchCap()).isGreaterThanOrEqualTo(1);
@@ -166,6 +167,7 @@ class MetricCollectorTest {
             assertThat(m.reportsLoaded()).isTrue();
             assertThat(m.errors()).isZero();
             assertThat(m.inferenceLatencyUsP99()).isNaN();
+            assertThat(m.serviceLatencyUsP99()).isNaN();
             assertThat(m.batchCap()).isEqualTo(32.0);
         });
     }
@@ -178,6 +180,7 @@ class MetricCollectorTest {
         values.put(v2 + "error.INVALID_INPUT.errors", 7.0);
         values.put(v2 + "error.INTERNAL.errors", 3.0);
         values.put(v2 + "inferenceLatencyUs_p99", 1234.0);
+        values.put(v2 + "serviceLatencyUs_p99", 234.0);
         values.put(v2 + "tenant.shop.requestsIn", 50.0);
         values.put("GPU_inference.gpu_inference.model.m.version.1.responsesOut", 900.0);
         values.put("GPU_inference.gpu_inference.model.m.version.1.inferenceLatencyUs_p99", 1000.0);
@@ -191,6 +194,8 @@ class MetricCollectorTest {
         assertThat(two.errors()).isEqualTo(10.0);
         assertThat(two.responsesOut()).isEqualTo(50.0);
         assertThat(two.inferenceLatencyUsP99()).isEqualTo(1234.0);
+        assertThat(two.serviceLatencyUsP99()).isEqualTo(234.0);
+        assertThat(one.serviceLatencyUsP99()).as("not reported").isNaN();
         assertThat(two.tenantRequestsIn()).containsEntry("shop", 50.0);
     }
 }

@@ -122,6 +122,23 @@ class RolloutEngineTest {
     }
 
     @Test
+    void aSlowerVersionIsJudgedByItsServiceTimeWhereItsBatchesHoldUpTheOldVersionsOnOneDevice() throws Exception {
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        // one device running batches one after another: A's batches queue behind B's 140-ms ones, so both
+        // versions' whole batch times have about the same p99; their own service times do not
+        job.serviceP99("1", 5_000);
+        assertThat(cycle(11, 4000, 0.05, 0.01, 0.01, 150_000, 140_000)).isTrue();
+        assertThat(rollout().step()).as("only one version reports a service time: batch p99s compared").isEqualTo(1);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("p99 2 140000 us <= 1 150000 us");
+        job.serviceP99("2", 140_000);
+        assertThat(cycle(11, 4000, 0.25, 0.01, 0.01, 150_000, 140_000)).isTrue();
+        assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("2 is worse (latency)",
+                "service p99 2 140000 us > 1 5000 us x 1.20 = 6000 us");
+    }
+
+    @Test
     void aSlowBatchAmongFewIsNotTheP99ThatDecides() throws Exception {
         // 100 batches per version before p99s are compared
         engine = new RolloutEngine(store, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 100,

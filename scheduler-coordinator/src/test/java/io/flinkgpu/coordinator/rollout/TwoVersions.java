@@ -23,6 +23,8 @@ public final class TwoVersions implements MetricSource {
     private long nowMillis = 1_000_000;
     /** version -> {responses, errors, p99 us} */
     private final Map<String, double[]> versions = new TreeMap<>();
+    /** version -> its p99 service time (us); a version not in it reports none (NaN). */
+    private final Map<String, Double> serviceP99 = new TreeMap<>();
     /** version -> its loaded gauge; a version not in it reports none (NaN). */
     private final Map<String, Double> loaded = new TreeMap<>();
 
@@ -36,6 +38,12 @@ public final class TwoVersions implements MetricSource {
         v[0] += answers;
         v[1] += errors;
         v[2] = p99Us;
+        return this;
+    }
+
+    /** The p99 service time {@code version} reports from now on (its batches' run less their wait for the device). */
+    public TwoVersions serviceP99(String version, double p99Us) {
+        serviceP99.put(version, p99Us);
         return this;
     }
 
@@ -84,7 +92,8 @@ public final class TwoVersions implements MetricSource {
     public MetricSnapshot collect() {
         List<ModelSample> models = new ArrayList<>();
         versions.forEach((version, v) -> models.add(new ModelSample(model, version, v[0], v[0], v[0] / 4, 0, 4,
-                v[2] / 2, 1000, 500, 100, Map.of(), loaded.getOrDefault(version, Double.NaN), v[1], v[2])));
+                v[2] / 2, 1000, 500, 100, Map.of(), loaded.getOrDefault(version, Double.NaN), v[1], v[2], Double.NaN,
+                serviceP99.getOrDefault(version, Double.NaN))));
         return new MetricSnapshot(nowMillis, "job", "vertex", 1,
                 List.of(new SubtaskSample(0, "sim:0", 0, 8.0 * (1L << 30), 0.3, 300, 0, 0, models)));
     }

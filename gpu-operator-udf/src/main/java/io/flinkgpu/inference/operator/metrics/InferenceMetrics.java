@@ -110,6 +110,7 @@ public final class InferenceMetrics {
         final Histogram batchSize;
         final Histogram queueLatencyUs;
         final Histogram inferenceLatencyUs;
+        final Histogram serviceLatencyUs;
         final Histogram predictionErrorUs;
         final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
         final Map<String, Counter> tenants = new java.util.HashMap<>();
@@ -124,6 +125,8 @@ public final class InferenceMetrics {
             queueLatencyUs = modelGroup.histogram(MetricNames.QUEUE_LATENCY_US, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             inferenceLatencyUs =
                     modelGroup.histogram(MetricNames.INFERENCE_LATENCY_US, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+            serviceLatencyUs =
+                    modelGroup.histogram(MetricNames.SERVICE_LATENCY_US, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             predictionErrorUs =
                     modelGroup.histogram(MetricNames.LATENCY_PREDICTION_ERROR_US, new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
             modelGroup.gauge(MetricNames.QUEUED_SAMPLES, () -> gauges.queuedSamples(id));
@@ -219,11 +222,16 @@ public final class InferenceMetrics {
         }
     }
 
-    public void batchCompleted(ModelId id, int samples, double inferenceMs) {
+    /**
+     * A batch of {@code samples} ran for {@code inferenceMs}, of which {@code serviceMs} on the
+     * device for itself (the rest it waited for a device busy with other batches); NaN: not known.
+     */
+    public void batchCompleted(ModelId id, int samples, double inferenceMs, double serviceMs) {
         ModelMetrics m = model(id);
         m.batches.inc();
         m.batchSize.update(samples);
         m.inferenceLatencyUs.update(Math.round(inferenceMs * 1000));
+        m.serviceLatencyUs.update(Math.round((Double.isNaN(serviceMs) ? inferenceMs : serviceMs) * 1000));
     }
 
     /** The latency model predicted {@code predictedNanos} for a batch that took {@code actualNanos}. */

@@ -46,7 +46,7 @@ class InferenceMetricsTest {
         metrics.requestIn(MODEL);
         metrics.requestIn(MODEL);
         metrics.requestIn(null); // rejected before a model was resolved
-        metrics.batchCompleted(MODEL, 2, 1.5);
+        metrics.batchCompleted(MODEL, 2, 1.5, 0.5); // 1 ms of it waiting for a busy device
         metrics.queued(MODEL, 0.25);
         metrics.predicted(MODEL, 1_000_000, 1_400_000);
         metrics.responseOut(MODEL, null);
@@ -67,6 +67,8 @@ class InferenceMetricsTest {
         assertThat(batchSize.getStatistics().getMax()).isEqualTo(2);
         assertThat(listener.getHistogram(append(model, "inferenceLatencyUs")).orElseThrow().getStatistics().getMax())
                 .isEqualTo(1500);
+        assertThat(listener.getHistogram(append(model, "serviceLatencyUs")).orElseThrow().getStatistics().getMax())
+                .isEqualTo(500);
         assertThat(listener.getHistogram(append(model, "queueLatencyUs")).orElseThrow().getStatistics().getMax())
                 .isEqualTo(250);
 
