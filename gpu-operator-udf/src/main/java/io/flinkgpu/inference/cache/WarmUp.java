@@ -1,5 +1,8 @@
 package io.flinkgpu.inference.cache;
 
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtSession;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.execution.OnnxModel;
 import io.flinkgpu.inference.model.ModelConfig;
@@ -26,7 +29,11 @@ import org.slf4j.LoggerFactory;
  *       warm-up off). A failing warm-up is logged and the model serves without.
  *   <li><b>Measuring.</b> A first load whose config declares no memory is measured by the
  *       device's own memory in use before the session is created and after its warm-up; such
- *       loads run one at a time, so the difference is theirs.
+ *       loads run one at a time, so the difference is theirs. Before the first such load on a
+ *       device in this JVM, a session of a one-operator model ({@code runtime-init.onnx}, y =
+ *       Identity(x)) is created and run on it, and closed, so that what ONNX Runtime sets up once
+ *       (its allocators, thread pools and first-run state; about 8 MiB on the CPU) is not charged
+ *       to the first model measured.
  * </ul>
  */
 final class WarmUp implements AutoCloseable {
@@ -36,6 +43,8 @@ final class WarmUp implements AutoCloseable {
     private final int operatorMaxBatch;
     /** Null when warm-up is off. */
     private final ExecutorService pool;
+    /** Devices (by id) on which ONNX Runtime's one-time set-up has run in this JVM. */
+    private static final java.util.Set<String> RUNTIME_READY = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** First loads that are measured run one at a time, so the difference in memory in use is theirs. */
     private final Object measureLock = new Object();
 
@@ -104,6 +113,7 @@ final class WarmUp implements AutoCloseable {
      */
     OnnxModel measured(SessionLoad load, LongConsumer grownBy) throws ModelCache.ModelLoadException {
         synchronized (measureLock) {
+            readyRuntime(device);
             OptionalLong before = device.memoryInUseBytes();
             OnnxModel model = load.load();
             OptionalLong after = device.memoryInUseBytes();
@@ -111,6 +121,27 @@ final class WarmUp implements AutoCloseable {
                 grownBy.accept(after.getAsLong() - before.getAsLong());
             }
             return model;
+        }
+    }
+
+    /**
+     * Creates, runs once and closes a session of a one-operator model on {@code device}, the first
+     * time this JVM measures a load on it; a failure is logged and the measurement goes on.
+     */
+    static void readyRuntime(Device device) {
+        if (!RUNTIME_READY.add(device.id())) {
+            return;
+        }
+        try (java.io.InputStream in = WarmUp.class.getResourceAsStream("runtime-init.onnx")) {
+            OrtEnvironment env = OrtEnvironment.getEnvironment();
+            try (OrtSession session = device.createSession(env, in.readAllBytes());
+                    OnnxTensor x = OnnxTensor.createTensor(env, new float[][] {{0f, 0f, 0f}});
+                    OrtSession.Result y = session.run(java.util.Map.of("x", x))) {
+                LOG.debug("ONNX Runtime set up on {} before the first measured load ({} output)", device.id(), y.size());
+            }
+        } catch (Exception | LinkageError e) {
+            LOG.warn("Could not set ONNX Runtime up on {} before measuring a load ({}); the first model measured "
+                    + "may be charged its set-up", device.id(), e.toString());
         }
     }
 

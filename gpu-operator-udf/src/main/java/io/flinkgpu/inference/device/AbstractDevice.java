@@ -80,13 +80,14 @@ abstract class AbstractDevice implements Device {
     }
 
     /**
-     * CPU sessions live in this process, so what they use is the process's resident memory
-     * ({@code /proc/self/statm}, Linux); empty elsewhere. Simulated GPUs run their sessions on the
-     * CPU too, so this is also how they measure a model.
+     * CPU sessions live in this process, so what they use is the process's anonymous resident
+     * memory ({@code /proc/self/statm}, Linux: resident less file-backed pages such as ONNX
+     * Runtime's library code); empty elsewhere. Simulated GPUs run their sessions on the CPU too,
+     * so this is also how they measure a model.
      */
     @Override
     public java.util.OptionalLong memoryInUseBytes() {
-        return ProcessMemory.residentBytes();
+        return ProcessMemory.anonymousResidentBytes();
     }
 
     @Override
