@@ -320,6 +320,10 @@ class RolloutEndToEndTest extends KafkaAndImages {
                     "begins rollout 2 -> 1: step 1 of 4 (5% to 1)");
             assertThat(s.store.recentDecisions(500)).anySatisfy(d ->
                     assertThat(d.reason()).contains("LOAD " + MODEL + ":1 on subtask 0"));
+            // done: 2 serves no share any more, so it is unloaded where 1 was warmed, in the plan of the last split
+            assertThat(decisions.get(5).reason()).contains("done (100% to 1); UNLOAD 2 from subtask(s) [0]");
+            assertThat(s.store.recentDecisions(500)).anySatisfy(d ->
+                    assertThat(d.reason()).contains("UNLOAD " + MODEL + ":2 on subtask 0"));
 
             s.awaitPublishedSplit(new VersionWeight("1", 1));
             s.awaitApplied(s.store.lastEpoch());

@@ -165,7 +165,7 @@ public final class RolloutEngine {
             throw new RolloutException(409, "the rollout of '" + model + "' is " + r.state() + ", not active");
         }
         String why = "aborted by the operator at " + r.describe().replace("paused at ", "") + "; 100% to " + r.from()
-                + unloadWarmed(r, "aborted");
+                + unloadWarmed(r, r.to(), "aborted");
         Rollout aborted = r.withState(State.ABORTED, now, why);
         save(aborted, "ROLLOUT_ABORT", why, now);
         return aborted;
@@ -258,14 +258,14 @@ public final class RolloutEngine {
         if (verdict.worse()) {
             String why = at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
                     ? "error rate and latency" : verdict.errorsWorse() ? "error rate" : "latency") + "): "
-                    + verdict.reason() + "; rolled back to 100% " + r.from() + unloadWarmed(r, "rolled back");
+                    + verdict.reason() + "; rolled back to 100% " + r.from() + unloadWarmed(r, r.to(), "rolled back");
             save(r.with(State.ROLLED_BACK, r.phase(), r.step(), r.stepStartedAtMillis(), r.baseline(), now, why),
                     "ROLLOUT_ROLLBACK", why, now);
             return true;
         }
         Rollout next = promoted(r, counts, now);
         String why = at + bName + " is not worse: " + verdict.reason() + "; " + (next.state() == State.DONE
-                ? "done: " + next.describe() : "next: " + next.describe());
+                ? "done: " + next.describe() + unloadWarmed(r, r.from(), "done") : "next: " + next.describe());
         save(next.withReason(now, why), next.state() == State.DONE ? "ROLLOUT_DONE" : "ROLLOUT_PROMOTE", why, now);
         return true;
     }
@@ -362,16 +362,20 @@ public final class RolloutEngine {
         return out;
     }
 
-    /** Queues B's UNLOAD where the rollout warmed it; the words for the decision ("" where none). */
-    private String unloadWarmed(Rollout r, String what) {
+    /**
+     * Queues {@code version}'s UNLOAD where the rollout warmed B (where A served): B's after a
+     * rollback or an abort, A's once B serves 100% (DONE), so that neither stays pinned on a device
+     * for a share it no longer has. The words for the decision ("" where none).
+     */
+    private String unloadWarmed(Rollout r, String version, String what) {
         if (r.warmedOn() == null || r.warmedOn().isEmpty()) {
             return "";
         }
         for (int subtask : r.warmedOn()) {
-            commands.add(new SubtaskCommand(subtask, SubtaskCommand.Action.UNLOAD, r.model(), r.to(),
+            commands.add(new SubtaskCommand(subtask, SubtaskCommand.Action.UNLOAD, r.model(), version,
                     "rollout " + r.from() + " -> " + r.to() + " " + what));
         }
-        return "; UNLOAD " + r.to() + " from subtask(s) " + r.warmedOn();
+        return "; UNLOAD " + version + " from subtask(s) " + r.warmedOn();
     }
 
     /** The LOADs and UNLOADs queued since the last call, for the next plan; the queue is emptied. */

@@ -206,19 +206,42 @@ class RolloutWarmingTest {
         assertThat(store.recentDecisions(1).get(0).reason()).contains("UNLOAD 2 from subtask(s) [0, 2]");
     }
 
-    @Test
-    void aRollbackUnloadsBWhereItWasWarmed() throws Exception {
+    /** A canary rollout warmed on subtask 0, at its first step with the step's baseline taken: its counts. */
+    TwoVersionsCounts warmedOnSubtask0AtItsFirstStep() throws Exception {
         engine.start(request(Mode.CANARY), now);
         collect(1, Set.of(0), Set.of(0));
         engine.takeCommands();
-        // the step's baseline, then B fails 10% against A's 0.5%: rolled back
         TwoVersionsCounts counts = new TwoVersionsCounts();
         assertThat(engine.advance(counts.snapshot(now += 1000), now)).isFalse();
+        return counts;
+    }
+
+    @Test
+    void aRollbackUnloadsBWhereItWasWarmed() throws Exception {
+        TwoVersionsCounts counts = warmedOnSubtask0AtItsFirstStep();
+        // B fails 10% against A's 0.5%: rolled back
         counts.answer(3800, 19, 200, 20);
         assertThat(engine.advance(counts.snapshot(now += 11_000), now)).isTrue();
         assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
         assertThat(engine.takeCommands()).containsExactly(
                 new SubtaskCommand(0, Action.UNLOAD, M, "2", "rollout 1 -> 2 rolled back"));
+    }
+
+    @Test
+    void aRolloutThatEndsDoneUnloadsAWhereItWarmedBAndKeepsB() throws Exception {
+        TwoVersionsCounts counts = warmedOnSubtask0AtItsFirstStep();
+        // 5%, 25%, 50%: B as good as A at every step
+        for (double share : new double[] {0.05, 0.25, 0.5}) {
+            counts.answer(4000 * (1 - share), 0, 4000 * share, 0);
+            assertThat(engine.advance(counts.snapshot(now += 11_000), now)).isTrue();
+            if (share < 0.5) {
+                assertThat(engine.takeCommands()).as("promoted: nothing to load or unload").isEmpty();
+            }
+        }
+        assertThat(rollout().state()).isEqualTo(State.DONE);
+        assertThat(engine.takeCommands()).as("A serves no share now: unpinned and unloaded where B was warmed")
+                .containsExactly(new SubtaskCommand(0, Action.UNLOAD, M, "1", "rollout 1 -> 2 done"));
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("done (100% to 2); UNLOAD 1 from subtask(s) [0]");
     }
 
     @Test
