@@ -122,11 +122,9 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
 
     /**
      * What an execution thread hands back: a response per request, whether the batch ran in one
-     * piece (only then does its time feed the latency model), or a fault that must fail the task.
-     */
-    /**
-     * A batch's answers; {@code serviceMs}: its run time less the time it waited for a device busy
-     * with other batches ({@link DeviceWait}).
+     * piece (only then does its time feed the latency model), or a fault that must fail the task;
+     * {@code serviceMs}: the batch's run time less the time it waited for a device busy with other
+     * batches ({@link DeviceWait}).
      */
     private record Outcome(List<InferenceResponse> responses, boolean ranWhole, Throwable fatal, double serviceMs) {}
 
