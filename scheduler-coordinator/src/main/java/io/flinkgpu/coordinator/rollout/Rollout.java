@@ -23,7 +23,7 @@ import java.util.Locale;
  * @param warmedOn the inference subtasks the engine sent B's LOAD to in the warming phase (those
  *     where A served then), empty where it sent none; null until the warming phase's first
  *     collection (and in rollouts stored before warming existed). A rollback or an abort unloads B
- *     there.
+ *     there, the end (DONE) unloads A there.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record Rollout(String model, String from, String to, Mode mode, List<Double> steps, double shadowFraction,

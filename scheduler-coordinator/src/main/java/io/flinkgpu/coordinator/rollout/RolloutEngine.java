@@ -40,7 +40,7 @@ import java.util.regex.Pattern;
  * passed. Where A is reported but serves nowhere (at zero, or before its first request) there is
  * nothing to warm alongside, and the rollout begins at once; where the job reports nothing of A
  * yet, the rollout waits for it until the warm timeout. A rollback or an abort sends B's UNLOAD to
- * the subtasks warmed.
+ * the subtasks warmed, and the end (DONE, 100% B) sends A's there.
  *
  * <p>Finished rollouts keep their split (100% B or 100% A) until the operator removes them
  * ({@link #forget}), so a model stays on the version the rollout ended with whatever its version
