@@ -1,0 +1,137 @@
+package io.flinkgpu.coordinator.rollout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinkgpu.coordinator.plan.Decision;
+import io.flinkgpu.coordinator.rollout.Rollout.AfterShadow;
+import io.flinkgpu.coordinator.rollout.Rollout.Mode;
+import io.flinkgpu.coordinator.rollout.Rollout.State;
+import io.flinkgpu.coordinator.state.InMemoryStateStore;
+import io.flinkgpu.coordinator.state.StateStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.DoubleRange;
+import net.jqwik.api.constraints.IntRange;
+
+/**
+ * The rollout engine's verdicts over its settings (dwell, samples, significance, latency tolerance
+ * and minimum batches, steps) together with the versions' behaviour: a B that answers as A does
+ * reaches DONE through every step; a B that fails more, or whose own service time is beyond the
+ * tolerance (also where both versions' whole batch times are equal, as when A queues behind B on
+ * one device), is rolled back at its first judged step.
+ */
+class RolloutProperties {
+    static final String M = "m";
+
+    /** The settings and a rollout's steps in percent (ascending, the last 100), as a request gives them. */
+    record Case(RolloutSettings settings, List<Double> steps) {
+        /** Answers per version per step: enough samples, and enough batches (4 answers a batch) to compare p99s. */
+        double answersPerStep() {
+            return Math.max(100, Math.max(settings.minSamples(), 4 * settings.latencyMinBatches()));
+        }
+    }
+
+    @Provide
+    Arbitrary<Case> cases() {
+        Arbitrary<RolloutSettings> settings = Combinators.combine(
+                Arbitraries.integers().between(0, 120).map(s -> Duration.ofSeconds(s)),
+                Arbitraries.longs().between(1, 500),
+                Arbitraries.of(0.001, 0.01, 0.05),
+                Arbitraries.integers().between(0, 40).map(t -> t * 0.05),
+                Arbitraries.longs().between(0, 300))
+                .as((dwell, samples, significance, tolerance, batches) -> new RolloutSettings(dwell, samples,
+                        significance, tolerance, batches, RolloutSettings.STEPS, 0.1, AfterShadow.CANARY));
+        Arbitrary<List<Double>> steps = Arbitraries.integers().between(1, 99).set().ofMinSize(1).ofMaxSize(5)
+                .map(set -> {
+                    List<Double> s = new ArrayList<>();
+                    set.stream().sorted().forEach(p -> s.add(p.doubleValue()));
+                    s.add(100.0);
+                    return s;
+                });
+        return Combinators.combine(settings, steps).as(Case::new);
+    }
+
+    /** The engine, a job of one subtask, and the rollout started with the step's baseline taken. */
+    static final class Run {
+        final StateStore store = new InMemoryStateStore();
+        final RolloutEngine engine;
+        final TwoVersions job = new TwoVersions(M).answer("1", 0, 0, 1000).answer("2", 0, 0, 1000);
+        final Case c;
+
+        Run(Case c) throws Exception {
+            this.c = c;
+            engine = new RolloutEngine(store, c.settings());
+            engine.start(new RolloutEngine.Request(M, "1", "2", Mode.CANARY, c.steps(), null, null), job.now());
+            assertThat(engine.advance(job.collect(), job.now())).as("the first collection takes the baseline").isFalse();
+        }
+
+        /** One judged step: past the dwell, both versions with a step's answers at these errors and p99s. */
+        boolean step(double aErrors, double bErrors, double aP99, double bP99) {
+            job.advance(c.settings().minDwell().toMillis() + 1000);
+            double n = c.answersPerStep();
+            job.answer("1", n, aErrors, aP99).answer("2", n, bErrors, bP99);
+            return engine.advance(job.collect(), job.now());
+        }
+
+        Rollout rollout() {
+            return engine.get(M).orElseThrow();
+        }
+
+        List<String> actions() {
+            return store.recentDecisions(100).stream().map(Decision::action).toList();
+        }
+    }
+
+    @Property(tries = 300)
+    void aVersionThatAnswersAsTheOldOneDoesReachesDoneThroughEveryStep(@ForAll("cases") Case c,
+            @ForAll @DoubleRange(min = 0, max = 0.3) double errorRate, @ForAll @IntRange(min = 100, max = 500_000) int p99Us,
+            @ForAll boolean serviceReported) throws Exception {
+        Run run = new Run(c);
+        if (serviceReported) {
+            run.job.serviceP99("1", p99Us * 0.6).serviceP99("2", p99Us * 0.6);
+        }
+        double errors = Math.round(c.answersPerStep() * errorRate);
+        for (int i = 0; i < c.steps().size() - 1; i++) {
+            assertThat(run.step(errors, errors, p99Us, p99Us)).as("step %d judged", i + 1).isTrue();
+        }
+        assertThat(run.rollout().state()).as(run.rollout().reason()).isEqualTo(State.DONE);
+        assertThat(run.actions()).doesNotContain("ROLLOUT_ROLLBACK").endsWith("ROLLOUT_DONE")
+                .filteredOn("ROLLOUT_PROMOTE"::equals).hasSize(c.steps().size() - 2);
+        assertThat(run.engine.splits().get(0).versions()).singleElement()
+                .satisfies(w -> assertThat(w.version()).isEqualTo("2"));
+    }
+
+    @Property(tries = 300)
+    void aVersionSlowerThanTheToleranceIsRolledBackAtItsFirstStepEvenWhereTheWholeBatchTimesAreEqual(
+            @ForAll("cases") Case c, @ForAll @DoubleRange(min = 1.05, max = 20) double beyond,
+            @ForAll @IntRange(min = 100, max = 100_000) int aServiceUs, @ForAll boolean aQueuedBehindB)
+            throws Exception {
+        Run run = new Run(c);
+        double bServiceUs = aServiceUs * (1 + c.settings().latencyTolerance()) * beyond;
+        double aWholeUs = aQueuedBehindB ? bServiceUs : aServiceUs; // A's batches waited for B's on the device
+        run.job.serviceP99("1", aServiceUs).serviceP99("2", bServiceUs);
+        assertThat(run.step(0, 0, aWholeUs, bServiceUs)).isTrue();
+        assertThat(run.rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(run.rollout().reason()).contains("2 is worse (latency)", "service p99 2");
+        assertThat(run.engine.splits().get(0).versions()).singleElement()
+                .satisfies(w -> assertThat(w.version()).isEqualTo("1"));
+    }
+
+    @Property(tries = 300)
+    void aVersionThatFailsFarMoreOftenIsRolledBackAtItsFirstStep(@ForAll("cases") Case c,
+            @ForAll @DoubleRange(min = 0, max = 0.01) double aRate, @ForAll @DoubleRange(min = 0.3, max = 1) double bRate)
+            throws Exception {
+        Run run = new Run(c);
+        double n = c.answersPerStep();
+        assertThat(run.step(Math.round(n * aRate), Math.round(n * bRate), 1000, 1000)).isTrue();
+        assertThat(run.rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(run.rollout().reason()).contains("2 is worse (error rate)");
+    }
+}
