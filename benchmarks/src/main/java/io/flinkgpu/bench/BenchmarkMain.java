@@ -70,6 +70,33 @@ public final class BenchmarkMain implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /**
+     * The arguments as a cloner can run them again: an {@code --out} outside the repository (a
+     * scratch folder of the machine that ran it) is left out, so the run writes to its default
+     * folder; one inside it is given relative to the repository root.
+     */
+    static List<String> reproducibleArgs(List<String> args, Path root) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            String value = a.startsWith("--out=") ? a.substring("--out=".length())
+                    : a.equals("--out") && i + 1 < args.size() ? args.get(++i) : null;
+            if (value == null) {
+                out.add(a);
+                continue;
+            }
+            Path path = Path.of(value);
+            Path absolute = path.toAbsolutePath().normalize();
+            Path base = root.toAbsolutePath().normalize();
+            if (!path.isAbsolute()) {
+                out.add("--out=" + value);
+            } else if (absolute.startsWith(base)) {
+                out.add("--out=" + base.relativize(absolute));
+            }
+        }
+        return out;
+    }
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new BenchmarkMain()).execute(args));
     }
@@ -108,7 +135,7 @@ public final class BenchmarkMain implements Callable<Integer> {
         Path runDir = out != null ? out : root.resolve("benchmarks/target/benchmark-results").resolve(runId);
         String command = "BenchmarkMain " + String.join(" ", args);
         String reproduce = "mvn -B -q install -DskipTests -pl gpu-operator-udf,flink-sql,flink-job && mvn -B -q -pl benchmarks "
-                + "exec:exec -Dbench.args=\"" + String.join(" ", args) + "\"";
+                + "exec:exec -Dbench.args=\"" + String.join(" ", reproducibleArgs(args, root)) + "\"";
         System.out.println("Benchmark run " + runId + " -> " + runDir);
         BenchmarkRunner runner = new BenchmarkRunner(settings, repo, options, configs, System.out);
         runner.reverseOrder(reverseOrder);

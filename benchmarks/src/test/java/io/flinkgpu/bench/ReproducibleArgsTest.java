@@ -1,0 +1,30 @@
+package io.flinkgpu.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ReproducibleArgsTest {
+    static final Path ROOT = Path.of("/build/flink-gpu-inference");
+
+    @Test
+    void anOutFolderOutsideTheRepositoryIsLeftOutOfTheReproduceLine() {
+        assertThat(BenchmarkMain.reproducibleArgs(List.of("--mode=full", "--scenarios=nlp", "--out=/tmp/nlp-threads2",
+                "-Dinference.execution-threads=2"), ROOT))
+                .containsExactly("--mode=full", "--scenarios=nlp", "-Dinference.execution-threads=2");
+        assertThat(BenchmarkMain.reproducibleArgs(List.of("--out", "/tmp/x", "--mode=quick"), ROOT))
+                .containsExactly("--mode=quick");
+    }
+
+    @Test
+    void anOutFolderInsideTheRepositoryIsGivenRelativeToItsRootAndARelativeOneAsItWas() {
+        assertThat(BenchmarkMain.reproducibleArgs(List.of("--out=/build/flink-gpu-inference/benchmarks/target/run1"),
+                ROOT)).containsExactly("--out=benchmarks/target/run1");
+        assertThat(BenchmarkMain.reproducibleArgs(List.of("--out", "/build/flink-gpu-inference/docs/x"), ROOT))
+                .containsExactly("--out=docs/x");
+        assertThat(BenchmarkMain.reproducibleArgs(List.of("--out=benchmarks/target/q", "--outliers"), ROOT))
+                .containsExactly("--out=benchmarks/target/q", "--outliers");
+    }
+}
