@@ -26,7 +26,8 @@ import io.flinkgpu.inference.qos.ShapeStats;
  * largest of the batch that keeps up with arrivals, the batch where batching stops paying
  * ({@link #worthwhileBatch}) and the largest batch predicted to run within a millisecond
  * ({@link #shortRunBatch}), with either SLO-aware sizing no more than is predicted to finish before
- * the earliest deadline, and with {@code low_priority_batch_ms} no more than runs in that time while level-1 traffic is about and none is queued. Every
+ * the earliest deadline, and with {@code low_priority_batch_ms} no more than runs in that time
+ * while level-1 traffic is about and none is queued. Every
  * prediction reads the latency model of the lane's input shape.
  *
  * <p>It feeds the arrival rate of each of the model's input shapes (an exponentially weighted mean

@@ -21,10 +21,10 @@ import java.util.function.ToDoubleFunction;
  * <p>Requests queue per {@link BatchKey} (model version and input shapes), and within it per
  * level and per tenant. A batch is cut when an executor asks for one ({@link #poll()}) and some
  * queue is ready: it holds a full or a preferred-size batch, its oldest request waited the
- * maximum queue delay, or, with SLO-aware sizing ({@link BatchSizing#sloAware}), it holds a batch that keeps up
- * with the arrival rate or waiting longer would miss a deadline. Cutting on demand rather than
- * eagerly means that while every executor is busy, queues keep growing towards full batches, so
- * batch size adapts to load by itself. Of the ready queues the one with the highest queued level
+ * maximum queue delay, or, with SLO-aware sizing ({@link BatchSizing#sloAware}), it holds a batch
+ * that keeps up with the arrival rate or waiting longer would miss a deadline. Cutting on demand
+ * rather than eagerly means that while every executor is busy, queues keep growing towards full
+ * batches, so batch size adapts to load by itself. Of the ready queues the one with the highest queued level
  * is cut first; among queues whose requests carry deadlines, one whose earliest deadline can still
  * be met before one whose cannot, and of those that can, the one with the least slack (earliest
  * deadline less now and the predicted run time of its batch), so that a tight-SLO model sharing the

@@ -6,8 +6,8 @@ package io.flinkgpu.inference.device;
  * runs batches one after another on one timeline ({@link SimulatedDevice}) waits; the CPU and CUDA
  * devices run concurrent batches side by side and add nothing.
  *
- * <p>Per thread: an execution thread calls {@link #reset()} before a batch and {@link #takeNanos()}
- * after it; every {@link Device#execute} in between (a batch split to isolate a bad request runs
+ * <p>Per thread: an execution thread calls {@link #reset()} before a batch and {@link #serviceMs}
+ * (or {@link #takeNanos()}) after it; every {@link Device#execute} in between (a batch split to isolate a bad request runs
  * several) adds its wait.
  */
 public final class DeviceWait {
@@ -25,6 +25,14 @@ public final class DeviceWait {
     /** Starts counting the calling thread's wait from zero. */
     public static void reset() {
         WAITED.get()[0] = 0;
+    }
+
+    /**
+     * A batch's service time: {@code runMs}, its whole run on the calling thread, less the wait
+     * since {@link #reset()} (taken), never below zero (a test may time the run on a clock of its own).
+     */
+    public static double serviceMs(double runMs) {
+        return Math.max(0, runMs - takeNanos() / 1e6);
     }
 
     /** The calling thread's wait since {@link #reset()}, then zero. */

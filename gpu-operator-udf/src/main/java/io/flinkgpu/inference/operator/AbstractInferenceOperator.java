@@ -521,7 +521,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
                     e.getClass().getSimpleName() + ": " + e.getMessage()));
         }
         double inferenceMs = (ticker.nanos() - started) / 1e6;
-        double serviceMs = Math.max(0, inferenceMs - DeviceWait.takeNanos() / 1e6);
+        double serviceMs = DeviceWait.serviceMs(inferenceMs);
         List<InferenceResponse> responses = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             InferenceRequest r = items.get(i).request();

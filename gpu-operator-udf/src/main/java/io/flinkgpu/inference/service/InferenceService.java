@@ -429,7 +429,7 @@ public final class InferenceService {
         }
         long elapsed = ticker.nanos() - started;
         double inferenceMs = elapsed / 1e6;
-        double serviceMs = Math.max(0, inferenceMs - DeviceWait.takeNanos() / 1e6);
+        double serviceMs = DeviceWait.serviceMs(inferenceMs);
         synchronized (lock) {
             executing--;
             batchesRun++;

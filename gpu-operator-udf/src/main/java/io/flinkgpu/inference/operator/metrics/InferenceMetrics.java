@@ -224,14 +224,14 @@ public final class InferenceMetrics {
 
     /**
      * A batch of {@code samples} ran for {@code inferenceMs}, of which {@code serviceMs} on the
-     * device for itself (the rest it waited for a device busy with other batches); NaN: not known.
+     * device for itself (the rest it waited for a device busy with other batches).
      */
     public void batchCompleted(ModelId id, int samples, double inferenceMs, double serviceMs) {
         ModelMetrics m = model(id);
         m.batches.inc();
         m.batchSize.update(samples);
         m.inferenceLatencyUs.update(Math.round(inferenceMs * 1000));
-        m.serviceLatencyUs.update(Math.round((Double.isNaN(serviceMs) ? inferenceMs : serviceMs) * 1000));
+        m.serviceLatencyUs.update(Math.round(serviceMs * 1000));
     }
 
     /** The latency model predicted {@code predictedNanos} for a batch that took {@code actualNanos}. */
