@@ -23,7 +23,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * The recovery benchmark's result files: {@code recovery.json} (settings, each configuration's
@@ -295,15 +294,7 @@ final class RecoveryReport {
 
     /** The machine, as the report states it. */
     static String machine() {
-        String cpu = "";
-        try (Stream<String> lines = Files.lines(Path.of("/proc/cpuinfo"))) {
-            cpu = lines.filter(l -> l.startsWith("model name")).findFirst().map(l -> l.substring(l.indexOf(':') + 1)
-                    .trim()).orElse("");
-        } catch (IOException | RuntimeException e) {
-            // not Linux
-        }
-        return Runtime.getRuntime().availableProcessors() + " cores" + (cpu.isEmpty() ? "" : " (" + cpu + ")")
-                + ", shared with other work; Java " + System.getProperty("java.version") + ", "
+        return ToolFiles.cores() + ", shared with other work; Java " + System.getProperty("java.version") + ", "
                 + System.getProperty("os.name") + " " + System.getProperty("os.version")
                 + "; broker, Flink MiniCluster, coordinator and load generator in one JVM";
     }

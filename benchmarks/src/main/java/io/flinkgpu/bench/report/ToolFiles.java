@@ -25,6 +25,18 @@ public final class ToolFiles {
         return Report.git("describe", "--always", "--dirty");
     }
 
+    /** The machine's processors and CPU model, e.g. {@code 2 cores (AMD EPYC)}. */
+    public static String cores() {
+        String cpu = "";
+        try (java.util.stream.Stream<String> lines = Files.lines(Path.of("/proc/cpuinfo"))) {
+            cpu = lines.filter(l -> l.startsWith("model name")).findFirst()
+                    .map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("");
+        } catch (IOException | RuntimeException e) {
+            // not Linux
+        }
+        return Runtime.getRuntime().availableProcessors() + " cores" + (cpu.isEmpty() ? "" : " (" + cpu + ")");
+    }
+
     /** Writes {@code doc} to {@code file} as indented JSON. */
     public static void writeJson(Path file, JsonNode doc) throws IOException {
         JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), doc);
