@@ -123,7 +123,10 @@ public final class IdleGapBenchmark implements Callable<Integer> {
             row.put("cpu_vs_back_to_back", vsBackToBack(points, p));
         }
         ToolFiles.writeJson(dir.resolve("idle-gap.json"), result);
-        ToolFiles.writeReport(dir.resolve("idle-gap.md"), "IdleGapBenchmark", result, table(points));
+        Files.writeString(dir.resolve("idle-gap.md"), ToolFiles.writtenBy("IdleGapBenchmark")
+                + "# A batch after an idle gap\n\nCommand (from the repository root): `" + result.get("command").asText()
+                + "`; revision " + result.get("git").asText() + "; " + result.get("machine").asText() + "; "
+                + started + "\n\n" + table(points));
         System.out.println("Wrote " + dir.resolve("idle-gap.md"));
         return 0;
     }

@@ -48,6 +48,7 @@ class IdleGapBenchmarkTest {
         assertTrue(result.get("command").asText().contains("--gaps-us=0,500"));
         String md = Files.readString(out.resolve("idle-gap.md"));
         assertTrue(md.startsWith("<!-- written by IdleGapBenchmark"), md);
+        assertTrue(md.contains("\n# A batch after an idle gap\n"), md);
         assertTrue(md.contains("| 4 | 500 us |"), md);
     }
 }
