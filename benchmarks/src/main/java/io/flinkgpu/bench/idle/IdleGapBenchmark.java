@@ -1,4 +1,4 @@
-package io.flinkgpu.bench.sut;
+package io.flinkgpu.bench.idle;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;

@@ -1,4 +1,4 @@
-package io.flinkgpu.bench.sut;
+package io.flinkgpu.bench.idle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
