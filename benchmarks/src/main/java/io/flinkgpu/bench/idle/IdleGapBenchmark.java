@@ -22,6 +22,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
@@ -40,6 +41,12 @@ import picocli.CommandLine.Option;
  * back to back). Comparing the same code back to back and after idle gaps, in one run and with
  * nothing else running, separates what the library's code costs from what a thread that wakes up
  * on this machine pays.
+ *
+ * <p>With {@code --neighbours}, the same points also run beside that many busy threads in the same
+ * JVM, each streaming through its own working set of {@code --neighbour-mib} MiB: what a batch
+ * costs when the other threads of a loaded job (source, broker, sink, load generator) keep the
+ * cores and caches busy, as they do at goodput. Every point is compared with the back-to-back
+ * point of its batch size with no neighbours, which is how the ceiling runs.
  *
  * <p>Writes {@code idle-gap.json} and {@code idle-gap.md} to {@code --out}. Numbers come only from
  * the run.
@@ -61,14 +68,29 @@ public final class IdleGapBenchmark implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     double warmupSeconds = 2;
 
+    @Option(names = "--neighbours", split = ",", description = "Busy neighbour threads beside the inference "
+            + "thread, one set of points per count (default: ${DEFAULT-VALUE}).")
+    int[] neighbours = {0, 1, 2};
+
+    @Option(names = "--neighbour-mib", description = "Working set each neighbour streams through, in MiB "
+            + "(default: ${DEFAULT-VALUE}).")
+    int neighbourMib = 8;
+
     @Option(names = "--out", description = "Directory for idle-gap.json and idle-gap.md "
             + "(default: ${DEFAULT-VALUE}).")
     Path out = Path.of("docs/benchmarks/idle-gap");
 
-    /** One measured point: {@code runs} batches of {@code batch} samples, {@code gapUs} apart. */
-    public record Point(int batch, long gapUs, long runs, double cpuUsPerBatch, double wallUsP50) {
+    /**
+     * One measured point: {@code runs} batches of {@code batch} samples, {@code gapUs} apart, beside
+     * {@code neighbours} busy threads.
+     */
+    public record Point(int batch, long gapUs, int neighbours, long runs, double cpuUsPerBatch, double wallUsP50) {
         public double cpuUsPerSample() {
             return cpuUsPerBatch / batch;
+        }
+
+        Point withNeighbours(int n) {
+            return new Point(batch, gapUs, n, runs, cpuUsPerBatch, wallUsP50);
         }
     }
 
@@ -94,11 +116,16 @@ public final class IdleGapBenchmark implements Callable<Integer> {
                     requests.add(images.request("idle-" + i, i));
                 }
                 measure(thread, model, requests, 0, warmupSeconds);
-                for (long gap : gapsUs) {
-                    Point p = measure(thread, model, requests, gap, seconds);
-                    points.add(p);
-                    System.out.printf(Locale.ROOT, "batch %d, gap %d us: %d runs, thread CPU %.1f us per batch, "
-                            + "wall p50 %.1f us%n", b, gap, p.runs(), p.cpuUsPerBatch(), p.wallUsP50());
+                for (int n : neighbours) {
+                    try (Neighbours busy = Neighbours.start(n, neighbourMib)) {
+                        for (long gap : gapsUs) {
+                            Point p = measure(thread, model, requests, gap, seconds).withNeighbours(n);
+                            points.add(p);
+                            System.out.printf(Locale.ROOT, "batch %d, gap %d us, %d neighbours: %d runs, thread CPU "
+                                    + "%.1f us per batch, wall p50 %.1f us (neighbour passes %d)%n", b, gap, n,
+                                    p.runs(), p.cpuUsPerBatch(), p.wallUsP50(), busy.passes());
+                        }
+                    }
                 }
             }
         } finally {
@@ -116,6 +143,7 @@ public final class IdleGapBenchmark implements Callable<Integer> {
             ObjectNode row = rows.addObject();
             row.put("batch", p.batch());
             row.put("gap_us", p.gapUs());
+            row.put("neighbours", p.neighbours());
             row.put("runs", p.runs());
             row.put("cpu_us_per_batch", p.cpuUsPerBatch());
             row.put("cpu_us_per_sample", p.cpuUsPerSample());
@@ -153,24 +181,29 @@ public final class IdleGapBenchmark implements Callable<Integer> {
         }
         long[] sorted = walls.stream().mapToLong(Long::longValue).sorted().toArray();
         double p50 = sorted.length == 0 ? Double.NaN : sorted[sorted.length / 2] / 1e3;
-        return new Point(requests.size(), gapUs, sorted.length, sorted.length == 0 ? Double.NaN
+        return new Point(requests.size(), gapUs, 0, sorted.length, sorted.length == 0 ? Double.NaN
                 : cpu / 1e3 / sorted.length, p50);
     }
 
-    /** {@code p}'s CPU per batch over the back-to-back point's (gap 0) of the same batch size; NaN without one. */
+    /**
+     * {@code p}'s CPU per batch over that of the back-to-back point (gap 0, no neighbours) of the same
+     * batch size; NaN without one.
+     */
     static double vsBackToBack(List<Point> points, Point p) {
-        return points.stream().filter(q -> q.batch() == p.batch() && q.gapUs() == 0).findFirst()
+        return points.stream().filter(q -> q.batch() == p.batch() && q.gapUs() == 0 && q.neighbours() == 0)
+                .findFirst()
                 .map(q -> p.cpuUsPerBatch() / q.cpuUsPerBatch()).orElse(Double.NaN);
     }
 
     /** The report's table: one row per point. */
     static String table(List<Point> points) {
         StringBuilder md = new StringBuilder();
-        md.append("| batch | idle gap before each batch | batches | thread CPU per batch | per sample "
-                + "| vs back to back | wall p50 per batch |\n|---:|---|---:|---:|---:|---:|---:|\n");
+        md.append("| batch | idle gap before each batch | busy neighbours | batches | thread CPU per batch "
+                + "| per sample | vs back to back alone | wall p50 per batch |\n|---:|---|---:|---:|---:|---:|---:|---:|\n");
         for (Point p : points) {
-            md.append(String.format(Locale.ROOT, "| %d | %s | %d | %.1f us | %.1f us | %.2f | %.1f us |%n", p.batch(),
-                    p.gapUs() == 0 ? "none (back to back)" : p.gapUs() + " us", p.runs(), p.cpuUsPerBatch(),
+            md.append(String.format(Locale.ROOT, "| %d | %s | %d | %d | %.1f us | %.1f us | %.2f | %.1f us |%n",
+                    p.batch(), p.gapUs() == 0 ? "none (back to back)" : p.gapUs() + " us", p.neighbours(), p.runs(),
+                    p.cpuUsPerBatch(),
                     p.cpuUsPerSample(), vsBackToBack(points, p), p.wallUsP50()));
         }
         return md.toString();
@@ -181,11 +214,60 @@ public final class IdleGapBenchmark implements Callable<Integer> {
                 + " -Dbench.args=\"--batches=" + Arrays.stream(batches).mapToObj(String::valueOf)
                         .collect(Collectors.joining(","))
                 + " --gaps-us=" + Arrays.stream(gapsUs).mapToObj(String::valueOf).collect(Collectors.joining(","))
-                + String.format(Locale.ROOT, " --seconds=%s --warmup-seconds=%s\"", seconds, warmupSeconds);
+                + " --neighbours=" + Arrays.stream(neighbours).mapToObj(String::valueOf)
+                        .collect(Collectors.joining(","))
+                + String.format(Locale.ROOT, " --neighbour-mib=%d --seconds=%s --warmup-seconds=%s\"", neighbourMib,
+                        seconds, warmupSeconds);
     }
 
-    static String machine() {
-        return ToolFiles.cores() + ", Java " + System.getProperty("java.version")
-                + ", nothing else running in the JVM";
+    String machine() {
+        return ToolFiles.cores() + ", Java " + System.getProperty("java.version") + ", nothing else running in the JVM"
+                + (Arrays.stream(neighbours).anyMatch(n -> n > 0) ? " but the rows' busy neighbours" : "");
+    }
+
+    /**
+     * Busy threads beside the inference thread: each streams through its own working set, a
+     * multiply-add per 64-byte line, without sleeping, until closed.
+     */
+    static final class Neighbours implements AutoCloseable {
+        private final List<Thread> threads = new ArrayList<>();
+        private final AtomicLong passes = new AtomicLong();
+        private volatile boolean running = true;
+
+        static Neighbours start(int count, int mib) {
+            Neighbours n = new Neighbours();
+            for (int i = 0; i < count; i++) {
+                long[] set = new long[Math.max(1, mib) << 17];
+                Thread t = new Thread(() -> n.stream(set), "idle-gap-neighbour-" + i);
+                t.setDaemon(true);
+                n.threads.add(t);
+                t.start();
+            }
+            return n;
+        }
+
+        private void stream(long[] set) {
+            long x = 1;
+            while (running) {
+                for (int i = 0; i < set.length; i += 8) {
+                    x = x * 6364136223846793005L + set[i];
+                    set[i] = x;
+                }
+                passes.incrementAndGet();
+            }
+        }
+
+        /** Full passes over their working sets the neighbours have made so far. */
+        long passes() {
+            return passes.get();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running = false;
+            for (Thread t : threads) {
+                t.join();
+            }
+        }
     }
 }
