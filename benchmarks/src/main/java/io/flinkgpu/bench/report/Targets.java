@@ -9,6 +9,7 @@ import io.flinkgpu.bench.sut.Ceiling;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /** The benchmark targets, evaluated from measured results only. */
@@ -637,11 +638,30 @@ public final class Targets {
         t.put("job_process_us", processUs);
         t.put("passthrough_process_us", Double.isNaN(floorProcessUs) ? null : floorProcessUs);
         t.put("process_vs_passthrough", Double.isNaN(floorProcessUs) ? null : processUs / floorProcessUs);
-        t.put("detail", String.format("at %.0f req/s: job %.0f us outside the inference threads vs passthrough %.0f "
-                + "us; the inference threads %.0f us, raw ONNX Runtime at mean batch %.1f %.0f us; the whole "
-                + "process %.0f us vs the passthrough's %.0f us at the same rate (x%.2f)", g.offered(),
-                outside, floorUs, inference, batch, ortUs, processUs, floorProcessUs, processUs / floorProcessUs));
+        t.put("detail", pipelineCpuDetail(g.offered(), outside, floorUs, inference, batch, ortUs, processUs,
+                floorProcessUs));
         return t;
+    }
+
+    /**
+     * The cpu_outside_inference_vs_passthrough entry's detail; a reading the run lacks (raw ONNX
+     * Runtime where the run had no ceiling sweep, the passthrough's whole process outside its
+     * points' rates) is named as not measured, never printed as NaN.
+     */
+    static String pipelineCpuDetail(double rate, double outsideUs, double floorUs, double inferenceUs, double batch,
+            double ortUs, double processUs, double floorProcessUs) {
+        String ort = Double.isNaN(ortUs)
+                ? String.format(Locale.ROOT, "raw ONNX Runtime at mean batch %.1f not measured in this run (no ceiling)",
+                        batch)
+                : String.format(Locale.ROOT, "raw ONNX Runtime at mean batch %.1f %.0f us", batch, ortUs);
+        String process = Double.isNaN(floorProcessUs)
+                ? String.format(Locale.ROOT, "the whole process %.0f us, the passthrough's not measured at that rate",
+                        processUs)
+                : String.format(Locale.ROOT, "the whole process %.0f us vs the passthrough's %.0f us at the same rate "
+                        + "(x%.2f)", processUs, floorProcessUs, processUs / floorProcessUs);
+        return String.format(Locale.ROOT, "at %.0f req/s: job %.0f us outside the inference threads vs passthrough "
+                + "%.0f us; the inference threads %.0f us, %s; %s", rate, outsideUs, floorUs, inferenceUs, ort,
+                process);
     }
 
     /**

@@ -70,6 +70,18 @@ class PipelineCpuTest {
         assertThat(Targets.pipelineCpuGoal("nlp-int8")).isEqualTo("compare");
     }
 
+    @Test
+    void thePipelinesCpuDetailNamesReadingsARunLacksInsteadOfPrintingNaN() {
+        String full = Targets.pipelineCpuDetail(5657, 71, 68, 62, 5.1, 24, 310, 294);
+        assertThat(full).isEqualTo("at 5657 req/s: job 71 us outside the inference threads vs passthrough 68 us; "
+                + "the inference threads 62 us, raw ONNX Runtime at mean batch 5.1 24 us; the whole process 310 us "
+                + "vs the passthrough's 294 us at the same rate (x1.05)");
+        String noCeiling = Targets.pipelineCpuDetail(11314, 36, 33, 31, 14.6, Double.NaN, 200, Double.NaN);
+        assertThat(noCeiling).doesNotContain("NaN")
+                .contains("raw ONNX Runtime at mean batch 14.6 not measured in this run (no ceiling)")
+                .contains("the whole process 200 us, the passthrough's not measured at that rate");
+    }
+
     private static PointResult latency(String mode, double rate, double p50, double p99) {
         return new PointResult(mode, rate, 1, 10, 10, 0, 0, 0, rate, p50, 1, 1, p99, 1, 1, 1, 50, 1, true, true,
                 List.of(), 1, 0, 0, List.of(), 1, 0, null, List.of(), null, Double.NaN);
