@@ -6,13 +6,12 @@ import io.flinkgpu.inference.model.BatchingConfig;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
 import io.flinkgpu.inference.control.QueueBoard;
+import io.flinkgpu.inference.cache.LeasedBatch;
 import io.flinkgpu.inference.cache.ModelCache;
-import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.cache.ModelReloader;
 import io.flinkgpu.inference.device.Device;
 import io.flinkgpu.inference.device.DeviceWait;
 import io.flinkgpu.inference.operator.resource.GpuExternalResourceDriverFactory;
-import io.flinkgpu.inference.execution.BatchIsolation;
 import io.flinkgpu.inference.execution.Faults;
 import io.flinkgpu.inference.operator.metrics.DeviceMetrics;
 import io.flinkgpu.inference.operator.metrics.InferenceMetrics;
@@ -22,7 +21,6 @@ import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
-import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.Timings;
 import io.flinkgpu.inference.qos.TenantGate;
 import java.nio.file.Path;
@@ -126,8 +124,6 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
      * {@code serviceMs}: the batch's run time less the time it waited for a device busy with other
      * batches ({@link DeviceWait}).
      */
-    private record Outcome(List<InferenceResponse> responses, boolean ranWhole, Throwable fatal, double serviceMs) {}
-
     protected AbstractInferenceOperator(StreamOperatorParameters<OUT> parameters, InferenceSettings settings) {
         super(parameters);
         this.settings = settings;
@@ -486,55 +482,26 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key()).predictNanos(batch.samples())));
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
-            Outcome outcome = execute(batch, dispatchedNanos);
+            LeasedBatch.Outcome outcome = execute(batch, dispatchedNanos);
             mailbox.execute(() -> complete(seq, batch, outcome), "gpu-inference batch results");
         });
     }
 
     /** Runs on an execution thread. Never throws: failures become error responses or a fatal outcome. */
-    private Outcome execute(Batch<Pending<IN>> batch, long dispatchedNanos) {
+    private LeasedBatch.Outcome execute(Batch<Pending<IN>> batch, long dispatchedNanos) {
         List<Pending<IN>> items = batch.items();
-        ModelRepository.ResolvedModel model = items.get(0).model();
-        long started = ticker.nanos();
-        DeviceWait.reset();
         int n = items.size();
-        List<List<Tensor>> outputs = new ArrayList<>(java.util.Collections.nCopies(n, null));
-        InferenceError[] errors = new InferenceError[n];
-        boolean ranWhole = false;
-        try {
-            List<InferenceRequest> requests = new ArrayList<>(n);
-            for (Pending<IN> p : items) {
-                requests.add(p.request());
-            }
-            // The lease keeps the model on the device (never evicted) while this batch runs.
-            try (ModelLease lease = cache.acquire(model)) {
-                ranWhole = new BatchIsolation(lease.model()::run, settings.maxIsolatedCulprits())
-                        .run(requests, outputs, errors, metrics::isolated);
-            }
-        } catch (ModelCache.ModelLoadException e) {
-            java.util.Arrays.fill(errors, new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage()));
-        } catch (Throwable e) {
-            if (Faults.isInfrastructureFault(e)) {
-                return new Outcome(List.of(), false, e, Double.NaN);
-            }
-            java.util.Arrays.fill(errors, new InferenceError(ErrorCode.INFERENCE_FAILED,
-                    e.getClass().getSimpleName() + ": " + e.getMessage()));
-        }
-        double inferenceMs = (ticker.nanos() - started) / 1e6;
-        double serviceMs = DeviceWait.serviceMs(inferenceMs);
-        List<InferenceResponse> responses = new ArrayList<>(n);
+        List<InferenceRequest> requests = new ArrayList<>(n);
+        double[] queueMs = new double[n];
         for (int i = 0; i < n; i++) {
-            InferenceRequest r = items.get(i).request();
-            Timings timings = new Timings((dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6,
-                    inferenceMs, batch.samples());
-            responses.add(errors[i] == null
-                    ? InferenceResponse.success(r.id(), r.modelName(), model.id().version(), outputs.get(i), timings)
-                    : InferenceResponse.failure(r.id(), r.modelName(), model.id().version(), errors[i], timings));
+            requests.add(items.get(i).request());
+            queueMs[i] = (dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6;
         }
-        return new Outcome(responses, ranWhole, null, serviceMs);
+        return LeasedBatch.run(cache, items.get(0).model(), requests, queueMs, batch.samples(),
+                settings.maxIsolatedCulprits(), metrics::isolated, ticker::nanos);
     }
 
-    private void complete(long seq, Batch<Pending<IN>> batch, Outcome outcome) throws Exception {
+    private void complete(long seq, Batch<Pending<IN>> batch, LeasedBatch.Outcome outcome) throws Exception {
         if (outcome.fatal() != null) {
             // Device lost or out of memory: the task restarts and re-runs the batch from its checkpoint.
             throw new Exception("inference failed for a reason no request caused", outcome.fatal());
@@ -543,10 +510,9 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         ModelId id = batch.key().model();
         List<InferenceResponse> responses = outcome.responses();
         if (!responses.isEmpty()) {
-            double inferenceMs = responses.get(0).timings().inferenceMs();
-            metrics.batchCompleted(id, batch.samples(), inferenceMs, outcome.serviceMs());
+            metrics.batchCompleted(id, batch.samples(), outcome.inferenceMs(), outcome.serviceMs());
             if (outcome.ranWhole()) {
-                long actual = Math.round(inferenceMs * 1e6);
+                long actual = outcome.elapsedNanos();
                 if (batcher.latencyModel(batch.key()).hasData()) {
                     metrics.predicted(id, done.predictedNanos(), actual);
                 }

@@ -4,12 +4,10 @@ import io.flinkgpu.inference.admission.RequestAdmission;
 import io.flinkgpu.inference.batching.Batch;
 import io.flinkgpu.inference.batching.DynamicBatcher;
 import io.flinkgpu.inference.batching.Ticker;
+import io.flinkgpu.inference.cache.LeasedBatch;
 import io.flinkgpu.inference.cache.ModelCache;
-import io.flinkgpu.inference.cache.ModelLease;
 import io.flinkgpu.inference.cache.ModelReloader;
 import io.flinkgpu.inference.device.Device;
-import io.flinkgpu.inference.device.DeviceWait;
-import io.flinkgpu.inference.execution.BatchIsolation;
 import io.flinkgpu.inference.execution.Faults;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelRepository;
@@ -18,13 +16,10 @@ import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
 import io.flinkgpu.inference.protocol.InferenceResponse;
-import io.flinkgpu.inference.protocol.Tensor;
 import io.flinkgpu.inference.protocol.Timings;
 import io.flinkgpu.inference.qos.TenantGate;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -402,46 +397,28 @@ public final class InferenceService {
         List<Pending> items = batch.items();
         int n = items.size();
         ModelRepository.ResolvedModel model = items.get(0).admitted().model();
-        long started = ticker.nanos();
-        DeviceWait.reset();
-        List<List<Tensor>> outputs = new ArrayList<>(Collections.nCopies(n, null));
-        InferenceError[] errors = new InferenceError[n];
-        boolean ranWhole = false;
-        Throwable fatal = null;
-        try {
-            List<InferenceRequest> requests = new ArrayList<>(n);
-            for (Pending p : items) {
-                requests.add(p.admitted().request());
-            }
-            try (ModelLease lease = cache.acquire(model)) {
-                ranWhole = new BatchIsolation(lease.model()::run, settings.maxIsolatedCulprits())
-                        .run(requests, outputs, errors, (culprits, extraRuns) -> { });
-            }
-        } catch (ModelCache.ModelLoadException e) {
-            Arrays.fill(errors, new InferenceError(ErrorCode.MODEL_LOAD_FAILED, e.getMessage()));
-        } catch (Throwable e) {
-            if (Faults.isInfrastructureFault(e)) {
-                fatal = e;
-            } else {
-                Arrays.fill(errors, new InferenceError(ErrorCode.INFERENCE_FAILED,
-                        e.getClass().getSimpleName() + ": " + e.getMessage()));
-            }
+        List<InferenceRequest> requests = new ArrayList<>(n);
+        double[] queueMs = new double[n];
+        for (int i = 0; i < n; i++) {
+            requests.add(items.get(i).admitted().request());
+            queueMs[i] = (dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6;
         }
-        long elapsed = ticker.nanos() - started;
-        double inferenceMs = elapsed / 1e6;
-        double serviceMs = DeviceWait.serviceMs(inferenceMs);
+        LeasedBatch.Outcome outcome = LeasedBatch.run(cache, model, requests, queueMs, batch.samples(),
+                settings.maxIsolatedCulprits(), (culprits, extraRuns) -> { }, ticker::nanos);
+        Throwable fatal = outcome.fatal();
         synchronized (lock) {
             executing--;
             batchesRun++;
             for (Pending p : items) {
                 admission.release(p.admitted());
             }
-            if (fatal == null && ranWhole) {
-                batcher.recordBatch(batch.key(), batch.samples(), elapsed);
+            if (fatal == null && outcome.ranWhole()) {
+                batcher.recordBatch(batch.key(), batch.samples(), outcome.elapsedNanos());
             }
         }
         if (fatal == null) {
-            items.get(0).listener().batchCompleted(model.id(), batch.samples(), inferenceMs, serviceMs);
+            items.get(0).listener().batchCompleted(model.id(), batch.samples(), outcome.inferenceMs(),
+                    outcome.serviceMs());
         }
         for (int i = 0; i < n; i++) {
             Pending p = items.get(i);
@@ -449,13 +426,8 @@ public final class InferenceService {
                 p.future().completeExceptionally(fatal);
                 continue;
             }
-            InferenceRequest r = p.admitted().request();
-            double queueMs = (dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6;
-            Timings timings = new Timings(queueMs, inferenceMs, batch.samples());
-            InferenceResponse response = errors[i] == null
-                    ? InferenceResponse.success(r.id(), r.modelName(), model.id().version(), outputs.get(i), timings)
-                    : InferenceResponse.failure(r.id(), r.modelName(), model.id().version(), errors[i], timings);
-            p.listener().answered(model.id(), queueMs, errors[i] == null ? null : errors[i].code());
+            InferenceResponse response = outcome.responses().get(i);
+            p.listener().answered(model.id(), queueMs[i], response.isError() ? response.error().code() : null);
             p.future().complete(response);
         }
         List<Runnable> answers;
