@@ -538,9 +538,10 @@ public final class FleetSimulator {
                 double betaUs = lm.hasData() ? lm.betaNanos() * models.get(m).samples() / 1000 : Double.NaN;
                 // and its batch cap (the batcher's, in samples) in requests, as its mean batch
                 double cap = (double) batcher.batchCap(ids[m]) / models.get(m).samples();
-                ms.add(new ModelSample(ids[m].name(), ids[m].version(), requestsIn[m], responsesOut[m], batches[m],
-                        batcher.queuedSamples(ids[m]), meanBatch, meanUs, Double.NaN, alphaUs, betaUs, Map.of(),
-                        cache.isLoaded(ids[m]) ? 1 : 0, Double.NaN, Double.NaN, cap));
+                ms.add(ModelSample.builder(ids[m].name(), ids[m].version())
+                        .counts(requestsIn[m], responsesOut[m], batches[m]).queuedSamples(batcher.queuedSamples(ids[m]))
+                        .batchSizeMean(meanBatch).inferenceLatencyUsMean(meanUs).latencyModel(alphaUs, betaUs)
+                        .loaded(cache.isLoaded(ids[m]) ? 1 : 0).batchCap(cap).build());
             }
             return new SubtaskSample(index, id, cache.reservedBytes(), config.deviceMemoryBytes(), util, util * 1000,
                     0, batcher.queuedRequests(), ms);

@@ -134,8 +134,9 @@ public final class FakeCluster implements MetricSource {
                 Map<String, Double> tenants = new TreeMap<>();
                 tenantFractions.getOrDefault(m, Map.of()).forEach((t, f) -> tenants.put(t, count * f));
                 boolean loaded = ratePerSubtask.get(m)[i] > 0 || loadedOn.getOrDefault(m, java.util.Set.of()).contains(i);
-                models.add(new ModelSample(m, "1", count, count, count / 4, 0, 4, lm[0] + 4 * lm[1], 1000, lm[0],
-                        lm[1], tenants, loaded ? 1 : 0));
+                models.add(ModelSample.builder(m, "1").counts(count, count, count / 4).queuedSamples(0)
+                        .batchSizeMean(4).inferenceLatencyUsMean(lm[0] + 4 * lm[1]).queueLatencyUsP99(1000)
+                        .latencyModel(lm[0], lm[1]).tenantRequestsIn(tenants).loaded(loaded ? 1 : 0).build());
             }
             out.add(new SubtaskSample(i, "sim:" + (i % devices), 0, 8.0 * GIB, utilization, busyMsPerSecond, 0, 0,
                     models));

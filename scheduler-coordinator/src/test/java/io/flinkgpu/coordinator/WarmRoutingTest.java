@@ -41,8 +41,8 @@ class WarmRoutingTest {
     }
 
     private static SubtaskSample subtask(int i, boolean loaded) {
-        return new SubtaskSample(i, "sim:" + i, 0, 8.0 * (1L << 30), 0.5, 0, 0, 0, List.of(new ModelSample("m", "1", 0,
-                0, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Map.of(), loaded ? 1 : 0)));
+        return new SubtaskSample(i, "sim:" + i, 0, 8.0 * (1L << 30), 0.5, 0, 0, 0, List.of(ModelSample.builder("m", "1")
+                .counts(0, 0, 0).queuedSamples(0).loaded(loaded ? 1 : 0).build()));
     }
 
     private static ControlMessage published(long epoch, int parallelism, WarmRouting.Result r) {
@@ -205,8 +205,8 @@ class WarmRoutingTest {
 
     @Test
     void aSampleWithoutTheGaugeIsNotLoaded() {
-        assertThat(new ModelSample("m", "1", 0, 0, 0, 0, 0, 0, 0, 0, 0).reportsLoaded()).isFalse();
-        assertThat(new ModelSample("m", "1", 0, 0, 0, 0, 0, 0, 0, 0, 0, Map.of(), 1).reportsLoaded()).isTrue();
-        assertThat(new ModelSample("m", "1", 0, 0, 0, 0, 0, 0, 0, 0, 0, Map.of(), 0).reportsLoaded()).isFalse();
+        assertThat(ModelSample.builder("m", "1").build().reportsLoaded()).isFalse();
+        assertThat(ModelSample.builder("m", "1").loaded(1).build().reportsLoaded()).isTrue();
+        assertThat(ModelSample.builder("m", "1").loaded(0).build().reportsLoaded()).isFalse();
     }
 }

@@ -146,9 +146,11 @@ class DemandEvaluatorTest {
                 double requests = k * 10 * totalRate / replicas;
                 boolean fit = i >= unfitted;
                 subtasks.add(new SubtaskSample(i, "sim:" + i, 0, 8.0 * FakeCluster.GIB, 0.8, 800, 0, 0,
-                        List.of(new ModelSample("m", "1", requests, requests, requests / meanBatch, 0, meanBatch,
-                                ALPHA + BETA * meanBatch, Double.NaN, fit ? ALPHA : 0, fit ? BETA : ALPHA + BETA,
-                                Map.of(), 1, 0, Double.NaN, cap))));
+                        List.of(ModelSample.builder("m", "1")
+                                .counts(requests, requests, requests / meanBatch).queuedSamples(0)
+                                .batchSizeMean(meanBatch).inferenceLatencyUsMean(ALPHA + BETA * meanBatch)
+                                .latencyModel(fit ? ALPHA : 0, fit ? BETA : ALPHA + BETA).loaded(1).errors(0)
+                                .batchCap(cap).build())));
             }
             out[k] = new MetricSnapshot(1_000_000 + k * 10_000L, "job", "vertex", replicas, subtasks);
         }

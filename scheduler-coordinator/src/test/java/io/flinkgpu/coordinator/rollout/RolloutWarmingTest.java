@@ -18,7 +18,6 @@ import io.flinkgpu.coordinator.state.StateStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -54,7 +53,9 @@ class RolloutWarmingTest {
     }
 
     static ModelSample sample(String version, boolean loaded) {
-        return new ModelSample(M, version, 0, 0, 0, 0, 4, 500, 1000, 500, 100, Map.of(), loaded ? 1 : 0, 0, 1000);
+        return ModelSample.builder(M, version).counts(0, 0, 0).queuedSamples(0).batchSizeMean(4)
+                .inferenceLatencyUsMean(500).queueLatencyUsP99(1000).latencyModel(500, 100).loaded(loaded ? 1 : 0)
+                .errors(0).inferenceLatencyUsP99(1000).build();
     }
 
     Rollout rollout() {
@@ -141,8 +142,9 @@ class RolloutWarmingTest {
         List<SubtaskSample> subtasks = List.of(
                 new SubtaskSample(0, "sim:0", 0, 1e9, 0.3, 300, 0, 0, List.of(sample("1", true))),
                 // answered 40 requests, gauge not caught up yet
-                new SubtaskSample(1, "sim:1", 0, 1e9, 0.3, 300, 0, 0, List.of(new ModelSample(M, "1", 40, 40, 10, 0,
-                        4, 500, 1000, 500, 100, Map.of(), Double.NaN, 0, 1000))),
+                new SubtaskSample(1, "sim:1", 0, 1e9, 0.3, 300, 0, 0, List.of(ModelSample.builder(M, "1")
+                        .counts(40, 40, 10).queuedSamples(0).batchSizeMean(4).inferenceLatencyUsMean(500)
+                        .queueLatencyUsP99(1000).latencyModel(500, 100).errors(0).inferenceLatencyUsP99(1000).build())),
                 new SubtaskSample(2, "sim:2", 0, 1e9, 0.3, 300, 0, 0, List.of(sample("1", false))));
         assertThat(engine.advance(new MetricSnapshot(now, "job", "vertex", 3, subtasks), now)).isTrue();
         assertThat(engine.takeCommands()).extracting(SubtaskCommand::subtask).containsExactly(0, 1);
@@ -271,10 +273,12 @@ class RolloutWarmingTest {
 
         MetricSnapshot snapshot(long at) {
             List<ModelSample> models = List.of(
-                    new ModelSample(M, "1", aAnswers, aAnswers, aAnswers / 4, 0, 4, 500, 1000, 500, 100, Map.of(), 1,
-                            aErrors, 1000),
-                    new ModelSample(M, "2", bAnswers, bAnswers, bAnswers / 4, 0, 4, 500, 1000, 500, 100, Map.of(), 1,
-                            bErrors, 1000));
+                    ModelSample.builder(M, "1").counts(aAnswers, aAnswers, aAnswers / 4).queuedSamples(0)
+                            .batchSizeMean(4).inferenceLatencyUsMean(500).queueLatencyUsP99(1000)
+                            .latencyModel(500, 100).loaded(1).errors(aErrors).inferenceLatencyUsP99(1000).build(),
+                    ModelSample.builder(M, "2").counts(bAnswers, bAnswers, bAnswers / 4).queuedSamples(0)
+                            .batchSizeMean(4).inferenceLatencyUsMean(500).queueLatencyUsP99(1000)
+                            .latencyModel(500, 100).loaded(1).errors(bErrors).inferenceLatencyUsP99(1000).build());
             return new MetricSnapshot(at, "job", "vertex", 1,
                     List.of(new SubtaskSample(0, "sim:0", 0, 8.0 * (1L << 30), 0.3, 300, 0, 0, models)));
         }

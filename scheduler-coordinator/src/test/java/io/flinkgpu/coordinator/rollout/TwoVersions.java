@@ -91,9 +91,11 @@ public final class TwoVersions implements MetricSource {
     @Override
     public MetricSnapshot collect() {
         List<ModelSample> models = new ArrayList<>();
-        versions.forEach((version, v) -> models.add(new ModelSample(model, version, v[0], v[0], v[0] / 4, 0, 4,
-                v[2] / 2, 1000, 500, 100, Map.of(), loaded.getOrDefault(version, Double.NaN), v[1], v[2], Double.NaN,
-                serviceP99.getOrDefault(version, Double.NaN))));
+        versions.forEach((version, v) -> models.add(ModelSample.builder(model, version)
+                .counts(v[0], v[0], v[0] / 4).queuedSamples(0).batchSizeMean(4).inferenceLatencyUsMean(v[2] / 2)
+                .queueLatencyUsP99(1000).latencyModel(500, 100).loaded(loaded.getOrDefault(version, Double.NaN))
+                .errors(v[1]).inferenceLatencyUsP99(v[2]).serviceLatencyUsP99(serviceP99.getOrDefault(version, Double.NaN))
+                .build()));
         return new MetricSnapshot(nowMillis, "job", "vertex", 1,
                 List.of(new SubtaskSample(0, "sim:0", 0, 8.0 * (1L << 30), 0.3, 300, 0, 0, models)));
     }
