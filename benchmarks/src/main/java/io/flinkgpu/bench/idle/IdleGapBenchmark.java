@@ -88,10 +88,6 @@ public final class IdleGapBenchmark implements Callable<Integer> {
         public double cpuUsPerSample() {
             return cpuUsPerBatch / batch;
         }
-
-        Point withNeighbours(int n) {
-            return new Point(batch, gapUs, n, runs, cpuUsPerBatch, wallUsP50);
-        }
     }
 
     public static void main(String[] args) {
@@ -115,11 +111,11 @@ public final class IdleGapBenchmark implements Callable<Integer> {
                 for (int i = 0; i < b; i++) {
                     requests.add(images.request("idle-" + i, i));
                 }
-                measure(thread, model, requests, 0, warmupSeconds);
+                measure(thread, model, requests, 0, 0, warmupSeconds);
                 for (int n : neighbours) {
                     try (Neighbours busy = Neighbours.start(n, neighbourMib)) {
                         for (long gap : gapsUs) {
-                            Point p = measure(thread, model, requests, gap, seconds).withNeighbours(n);
+                            Point p = measure(thread, model, requests, gap, n, seconds);
                             points.add(p);
                             System.out.printf(Locale.ROOT, "batch %d, gap %d us, %d neighbours: %d runs, thread CPU "
                                     + "%.1f us per batch, wall p50 %.1f us (neighbour passes %d)%n", b, gap, n,
@@ -159,9 +155,12 @@ public final class IdleGapBenchmark implements Callable<Integer> {
         return 0;
     }
 
-    /** Runs {@code requests} as one batch on {@code thread} for {@code seconds}, {@code gapUs} apart. */
+    /**
+     * Runs {@code requests} as one batch on {@code thread} for {@code seconds}, {@code gapUs} apart;
+     * {@code neighbours} is how many busy threads the caller runs beside it.
+     */
     static Point measure(ExecutorService thread, OnnxModel model, List<InferenceRequest> requests, long gapUs,
-            double seconds) throws Exception {
+            int neighbours, double seconds) throws Exception {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         long end = System.nanoTime() + (long) (seconds * 1e9);
         List<Long> walls = new ArrayList<>();
@@ -181,7 +180,7 @@ public final class IdleGapBenchmark implements Callable<Integer> {
         }
         long[] sorted = walls.stream().mapToLong(Long::longValue).sorted().toArray();
         double p50 = sorted.length == 0 ? Double.NaN : sorted[sorted.length / 2] / 1e3;
-        return new Point(requests.size(), gapUs, 0, sorted.length, sorted.length == 0 ? Double.NaN
+        return new Point(requests.size(), gapUs, neighbours, sorted.length, sorted.length == 0 ? Double.NaN
                 : cpu / 1e3 / sorted.length, p50);
     }
 

@@ -1,5 +1,6 @@
 package io.flinkgpu.inference.cache;
 
+import io.flinkgpu.inference.batching.Batch;
 import io.flinkgpu.inference.device.DeviceWait;
 import io.flinkgpu.inference.execution.BatchIsolation;
 import io.flinkgpu.inference.execution.Faults;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -42,17 +44,21 @@ public final class LeasedBatch {
     private LeasedBatch() {}
 
     /**
-     * Runs {@code requests} on {@code model} and answers each one.
+     * Runs {@code batch}'s requests on {@code model} and answers each one.
      *
-     * @param queueMs per request, the milliseconds it waited before the batch was dispatched
-     * @param samples the batch's samples, as its responses' timings report them
+     * @param request the request of one of the batch's items
+     * @param dispatchedNanos when the batch was handed to the execution thread, for each request's queue time
      * @param isolated told how many culprits were isolated and with how many extra runs
-     * @param clock nanoseconds, for the run's time
+     * @param clock nanoseconds, on the batcher's clock, for the run's time
      */
-    public static Outcome run(ModelCache cache, ModelRepository.ResolvedModel model, List<InferenceRequest> requests,
-            double[] queueMs, int samples, int maxIsolatedCulprits, BatchIsolation.Listener isolated,
-            LongSupplier clock) {
-        int n = requests.size();
+    public static <T> Outcome run(ModelCache cache, ModelRepository.ResolvedModel model, Batch<T> batch,
+            Function<T, InferenceRequest> request, long dispatchedNanos, int maxIsolatedCulprits,
+            BatchIsolation.Listener isolated, LongSupplier clock) {
+        int n = batch.size();
+        List<InferenceRequest> requests = new ArrayList<>(n);
+        for (Batch.Queued<T> q : batch.entries()) {
+            requests.add(request.apply(q.item()));
+        }
         long started = clock.getAsLong();
         DeviceWait.reset();
         List<List<Tensor>> outputs = new ArrayList<>(Collections.nCopies(n, null));
@@ -81,7 +87,8 @@ public final class LeasedBatch {
         List<InferenceResponse> responses = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             InferenceRequest r = requests.get(i);
-            Timings timings = new Timings(queueMs[i], inferenceMs, samples);
+            double queueMs = (dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6;
+            Timings timings = new Timings(queueMs, inferenceMs, batch.samples());
             responses.add(errors[i] == null
                     ? InferenceResponse.success(r.id(), r.modelName(), version, outputs.get(i), timings)
                     : InferenceResponse.failure(r.id(), r.modelName(), version, errors[i], timings));

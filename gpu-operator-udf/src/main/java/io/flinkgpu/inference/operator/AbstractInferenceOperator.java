@@ -489,15 +489,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
 
     /** Runs on an execution thread. Never throws: failures become error responses or a fatal outcome. */
     private LeasedBatch.Outcome execute(Batch<Pending<IN>> batch, long dispatchedNanos) {
-        List<Pending<IN>> items = batch.items();
-        int n = items.size();
-        List<InferenceRequest> requests = new ArrayList<>(n);
-        double[] queueMs = new double[n];
-        for (int i = 0; i < n; i++) {
-            requests.add(items.get(i).request());
-            queueMs[i] = (dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6;
-        }
-        return LeasedBatch.run(cache, items.get(0).model(), requests, queueMs, batch.samples(),
+        return LeasedBatch.run(cache, batch.entries().get(0).item().model(), batch, Pending::request, dispatchedNanos,
                 settings.maxIsolatedCulprits(), metrics::isolated, ticker::nanos);
     }
 

@@ -397,14 +397,8 @@ public final class InferenceService {
         List<Pending> items = batch.items();
         int n = items.size();
         ModelRepository.ResolvedModel model = items.get(0).admitted().model();
-        List<InferenceRequest> requests = new ArrayList<>(n);
-        double[] queueMs = new double[n];
-        for (int i = 0; i < n; i++) {
-            requests.add(items.get(i).admitted().request());
-            queueMs[i] = (dispatchedNanos - batch.entries().get(i).enqueuedNanos()) / 1e6;
-        }
-        LeasedBatch.Outcome outcome = LeasedBatch.run(cache, model, requests, queueMs, batch.samples(),
-                settings.maxIsolatedCulprits(), (culprits, extraRuns) -> { }, ticker::nanos);
+        LeasedBatch.Outcome outcome = LeasedBatch.run(cache, model, batch, p -> p.admitted().request(),
+                dispatchedNanos, settings.maxIsolatedCulprits(), (culprits, extraRuns) -> { }, ticker::nanos);
         Throwable fatal = outcome.fatal();
         synchronized (lock) {
             executing--;
@@ -427,7 +421,8 @@ public final class InferenceService {
                 continue;
             }
             InferenceResponse response = outcome.responses().get(i);
-            p.listener().answered(model.id(), queueMs[i], response.isError() ? response.error().code() : null);
+            p.listener().answered(model.id(), response.timings().queueMs(),
+                    response.isError() ? response.error().code() : null);
             p.future().complete(response);
         }
         List<Runnable> answers;

@@ -4,6 +4,8 @@ import static io.flinkgpu.inference.cache.TestRepository.echoRequest;
 import static io.flinkgpu.inference.cache.TestRepository.resolve;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinkgpu.inference.batching.Batch;
+import io.flinkgpu.inference.batching.BatchKey;
 import io.flinkgpu.inference.device.CpuDevice;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.protocol.ErrorCode;
@@ -50,12 +52,16 @@ class LeasedBatchTest {
         return now.getAndAdd(3_000_000L);
     }
 
+    /** Runs {@code requests} as one batch dispatched at 10 ms, request i enqueued i + 0.5 ms before that. */
     private LeasedBatch.Outcome run(ModelRepository.ResolvedModel model, List<InferenceRequest> requests) {
-        double[] queueMs = new double[requests.size()];
-        for (int i = 0; i < queueMs.length; i++) {
-            queueMs[i] = i + 0.5;
+        long dispatched = 10_000_000L;
+        List<Batch.Queued<InferenceRequest>> entries = new ArrayList<>();
+        for (int i = 0; i < requests.size(); i++) {
+            entries.add(new Batch.Queued<>(requests.get(i), 1, dispatched - (long) ((i + 0.5) * 1e6)));
         }
-        return LeasedBatch.run(cache(), model, requests, queueMs, requests.size(), 4,
+        Batch<InferenceRequest> batch = new Batch<>(new BatchKey(model.id(), ""), entries, requests.size(),
+                Batch.CloseReason.FLUSH, dispatched);
+        return LeasedBatch.run(cache(), model, batch, r -> r, dispatched, 4,
                 (culprits, extraRuns) -> isolations.add(new int[] {culprits, extraRuns}), this::tick);
     }
 
