@@ -223,6 +223,10 @@ public final class BenchmarkRunner {
             for (int i = 0; i < scenarios.size(); i++) {
                 results.add(runScenario(kafka, scenarios.get(i), i == 0));
             }
+            List<String> left = kafka.topicNames().stream().filter(t -> t.startsWith("bench-")).sorted().toList();
+            if (!left.isEmpty()) {
+                throw new IllegalStateException("the run left topics on the broker (its disk grows with them): " + left);
+            }
         }
         return results;
     }
@@ -307,6 +311,8 @@ public final class BenchmarkRunner {
         try (KafkaTarget echo = new KafkaTarget(kafka.bootstrapServers(), topic, topic, scenario, new BinaryCodec(),
                 true)) {
             return LoadDriver.closedLoop(echo, runIds++, 1, settings.unloaded(), 1000, null);
+        } finally {
+            kafka.deleteTopics(topic);
         }
     }
 
@@ -399,7 +405,7 @@ public final class BenchmarkRunner {
         void run(Target target, RowsPerBatch meter) throws Exception;
     }
 
-    /** Starts {@code config} on topics of its own, waits until it answers, runs {@code body}, and cancels it. */
+    /** Starts {@code config} on topics of its own, waits until it answers, runs {@code body}, cancels it and deletes its topics. */
     private void withJob(EmbeddedKafka kafka, Scenario scenario, Path modelFile, SutConfig config, JobBody body)
             throws Exception {
         int n = topicIds++;
@@ -440,6 +446,8 @@ public final class BenchmarkRunner {
             if (meter != null) {
                 meter.close();
             }
+            // nothing reads a finished configuration's topics again; a full run writes tens of GB
+            kafka.deleteTopics(topics.requests(), topics.responses(), topics.deadLetter());
         }
     }
 
