@@ -46,7 +46,7 @@ final class KafkaResponses implements AutoCloseable {
         c.setProperty("max.poll.records", "2000");
         this.consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         List<TopicPartition> partitions = new ArrayList<>();
-        for (PartitionInfo info : consumer.partitionsFor(topic)) {
+        for (PartitionInfo info : partitionsOf(consumer, topic)) {
             partitions.add(new TopicPartition(topic, info.partition()));
         }
         consumer.assign(partitions);
@@ -59,6 +59,30 @@ final class KafkaResponses implements AutoCloseable {
         this.poller = new Thread(this::poll, io.flinkgpu.bench.load.ThreadCpu.RESPONSES_THREAD);
         poller.setDaemon(true);
         poller.start();
+    }
+
+    /**
+     * The partitions of {@code topic}, waiting up to 30 s for a topic created a moment ago to show in
+     * the client's metadata: right after other topics were deleted, the first answer can be empty,
+     * and a consumer assigned no partitions measured nothing (a run's Kafka floor read 0 answers).
+     */
+    private static List<PartitionInfo> partitionsOf(KafkaConsumer<byte[], byte[]> consumer, String topic) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        List<PartitionInfo> infos = consumer.partitionsFor(topic);
+        while ((infos == null || infos.isEmpty()) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            infos = consumer.partitionsFor(topic);
+        }
+        if (infos == null || infos.isEmpty()) {
+            consumer.close();
+            throw new IllegalStateException("topic " + topic + " shows no partitions to read answers from");
+        }
+        return infos;
     }
 
     /** From now on, answers of {@code run} go to {@code completions}. */

@@ -63,11 +63,27 @@ public final class EmbeddedKafka implements AutoCloseable {
         return cluster.bootstrapServers();
     }
 
+    /**
+     * Topic settings that bound what a topic keeps on disk to its last 256 MiB per partition (in
+     * 32 MiB segments; the broker drops the oldest closed segment once over it, checked every five
+     * minutes). For topics a long-running local job writes without end: at 200 requests a second
+     * of 28x28 images that is about 13 minutes of records per partition, far more than any consumer
+     * of the local job lags, where unbounded topics would fill the disk by some gigabytes an hour.
+     */
+    public static final Map<String, String> BOUNDED_RETENTION = Map.of(
+            "retention.bytes", String.valueOf(256L * 1024 * 1024),
+            "segment.bytes", String.valueOf(32 * 1024 * 1024));
+
     public void createTopics(int partitions, String... topics) throws Exception {
+        createTopics(partitions, Map.of(), topics);
+    }
+
+    /** Creates {@code topics} with {@code partitions} each and the topic-level settings {@code topicConfig}. */
+    public void createTopics(int partitions, Map<String, String> topicConfig, String... topics) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
             List<NewTopic> newTopics = new ArrayList<>();
             for (String t : topics) {
-                newTopics.add(new NewTopic(t, partitions, (short) 1));
+                newTopics.add(new NewTopic(t, partitions, (short) 1).configs(topicConfig));
             }
             admin.createTopics(newTopics).all().get(30, TimeUnit.SECONDS);
         }

@@ -114,7 +114,8 @@ public final class LocalDefault implements Callable<Integer> {
             String requests = config.get(InferenceJobOptions.REQUESTS_TOPIC);
             String responses = config.get(InferenceJobOptions.RESPONSES_TOPIC);
             String deadLetter = config.get(InferenceJobOptions.DEAD_LETTER_TOPIC);
-            kafka.createTopics(2, requests, responses, deadLetter);
+            // the traffic runs until stopped: each topic keeps its last 256 MiB per partition, not everything
+            kafka.createTopics(2, EmbeddedKafka.BOUNDED_RETENTION, requests, responses, deadLetter);
 
             LocalCoordinator.JobSettings coordinated = null;
             if (coordinator) {
