@@ -23,11 +23,13 @@ class BenchmarkSmokeTest {
     void aTinyRunWritesItsResultReportPlotsAndSummary(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("run");
         Path publish = dir.resolve("published");
-        int exit = new CommandLine(new BenchmarkMain()).execute("--mode=smoke", "--scenarios=image",
+        java.io.StringWriter err = new java.io.StringWriter();
+        int exit = new CommandLine(new BenchmarkMain()).setErr(new java.io.PrintWriter(err, true))
+                .execute("--mode=smoke", "--scenarios=image",
                 "--configs=ceiling,job-batching-off,job-batching-default,sql-batched,sql-batch1,passthrough",
                 "--out=" + out,
                 "--publish=" + publish);
-        assertThat(exit).isZero();
+        assertThat(exit).as("%s", err).isZero();
 
         JsonNode result = new ObjectMapper().readTree(out.resolve("result.json").toFile());
         assertThat(result.path("mode").asText()).isEqualTo("smoke");
@@ -246,9 +248,11 @@ class BenchmarkSmokeTest {
                     "/usr/bin/python3 cannot import torch (apt-get install python3-torch)");
         }
         Path out = dir.resolve("run");
-        int exit = new CommandLine(new BenchmarkMain()).execute("--mode=smoke", "--scenarios=" + scenario,
+        java.io.StringWriter err = new java.io.StringWriter();
+        int exit = new CommandLine(new BenchmarkMain()).setErr(new java.io.PrintWriter(err, true))
+                .execute("--mode=smoke", "--scenarios=" + scenario,
                 "--configs=job-batching-default", "--out=" + out, "--publish=" + dir.resolve("published"));
-        assertThat(exit).isZero();
+        assertThat(exit).as("%s: %s", scenario, err).isZero();
         JsonNode result = new ObjectMapper().readTree(out.resolve("result.json").toFile());
         assertThat(result.path("kafka_floor_closed_loop").path("answered").asLong()).isPositive();
         JsonNode only = result.path("scenarios").get(0);

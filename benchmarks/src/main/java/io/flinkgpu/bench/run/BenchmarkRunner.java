@@ -27,6 +27,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -439,16 +442,39 @@ public final class BenchmarkRunner {
             body.run(target, meter);
         } finally {
             try {
-                job.cancel().get();
-            } catch (Exception e) {
-                // the job may have failed already
+                cancelAndAwait(job);
+                if (meter != null) {
+                    meter.close();
+                }
+            } finally {
+                // nothing reads a finished configuration's topics again; a full run writes tens of GB
+                kafka.deleteTopics(topics.requests(), topics.responses(), topics.deadLetter());
             }
-            if (meter != null) {
-                meter.close();
-            }
-            // nothing reads a finished configuration's topics again; a full run writes tens of GB
-            kafka.deleteTopics(topics.requests(), topics.responses(), topics.deadLetter());
         }
+    }
+
+    /**
+     * Cancels {@code job} and waits until it has stopped: a Kafka writer still closing after the
+     * cancel call returned would otherwise meet its topic deleted under it.
+     */
+    private static void cancelAndAwait(JobClient job) throws InterruptedException {
+        try {
+            job.cancel().get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            // the job may have failed already; its status says whether it stopped
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            try {
+                if (job.getJobStatus().get(10, TimeUnit.SECONDS).isGloballyTerminalState()) {
+                    return;
+                }
+            } catch (ExecutionException | TimeoutException | IllegalStateException e) {
+                return; // the job's MiniCluster has shut down, or no longer knows the job: it has stopped
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("job " + job.getJobID() + " did not stop within 60 s of its cancel");
     }
 
     /** Points measured so far per scenario, configuration and rate: a retry draws another schedule. */

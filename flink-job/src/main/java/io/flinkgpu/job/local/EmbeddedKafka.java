@@ -92,10 +92,24 @@ public final class EmbeddedKafka implements AutoCloseable {
     /**
      * Deletes {@code topics} and their log files: a benchmark that writes tens of thousands of
      * records a second for an hour would otherwise fill the disk with topics nobody reads again.
+     * Returns once the broker no longer lists them.
      */
     public void deleteTopics(String... topics) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
             admin.deleteTopics(List.of(topics)).all().get(30, TimeUnit.SECONDS);
+            // the controller has committed the deletion; the broker's metadata, which listTopics reads, follows it
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) {
+                java.util.Set<String> left = new java.util.TreeSet<>(admin.listTopics().names().get(30, TimeUnit.SECONDS));
+                left.retainAll(List.of(topics));
+                if (left.isEmpty()) {
+                    return;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("topics still listed 30 s after their deletion: " + left);
+                }
+                Thread.sleep(50);
+            }
         }
     }
 
