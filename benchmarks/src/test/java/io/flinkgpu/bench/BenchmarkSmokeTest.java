@@ -233,6 +233,19 @@ class BenchmarkSmokeTest {
         assertThat(threadSeconds).as("%s: threads' CPU vs /proc/self/stat", config)
                 .isLessThanOrEqualTo(procSeconds * 1.1 + 0.05);
         assertThat(cpu.path("processCpuSeconds").asDouble()).isLessThanOrEqualTo(procSeconds * 1.1 + 0.05);
+        // heap allocation per request by the same parts: the job's threads allocate for every request
+        JsonNode bytes = cpu.path("allocatedBytesPerRequest");
+        double jobBytes = 0;
+        for (java.util.Iterator<java.util.Map.Entry<String, JsonNode>> it = bytes.fields(); it.hasNext(); ) {
+            java.util.Map.Entry<String, JsonNode> e = it.next();
+            assertThat(e.getValue().asDouble()).as("%s: %s bytes", config, e.getKey()).isGreaterThanOrEqualTo(0);
+            jobBytes += e.getKey().startsWith("job_") ? e.getValue().asDouble() : 0;
+        }
+        assertThat(bytes.size()).as(config).isEqualTo(10);
+        assertThat(jobBytes).as("%s: the job's bytes per request", config).isPositive();
+        JsonNode gc = cpu.path("gcPauses");
+        assertThat(gc.path("count").asInt()).as(config).isGreaterThanOrEqualTo(0);
+        assertThat(gc.path("longestMs").asDouble()).isLessThanOrEqualTo(gc.path("totalMs").asDouble());
     }
 
     /**

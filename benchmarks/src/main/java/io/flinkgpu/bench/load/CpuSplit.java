@@ -22,14 +22,40 @@ import java.util.Map;
  *     accumulated compilation time, summed over its compiler threads; NaN where the JVM does not
  *     report it): part of the unattributed time, and a sign that the point measured code still
  *     being compiled
+ * @param allocatedBytesPerRequest heap bytes the threads of each part ({@link ThreadCpu.Part#key})
+ *     allocated per request over the point, counted like their CPU time (empty where the JVM keeps
+ *     no per-thread allocation counters): what the young collections that pause every thread
+ *     are paid for
+ * @param gcPauses the garbage collector's stop-the-world pauses that began during the point (null
+ *     where no collector reports them)
  */
 public record CpuSplit(long answers, double seconds, double processUs, double jobUs, Map<String, Double> partsUs,
         double unattributedUs, double processCpuSeconds, int threadsStarted, int threadsEnded,
-        double compileSeconds) {
+        double compileSeconds, Map<String, Double> allocatedBytesPerRequest, GcPauses.Summary gcPauses) {
 
     /** The JIT compilers' busy time over the point's span, in cores (NaN where not reported). */
     public double compilerCores() {
         return seconds > 0 ? compileSeconds / seconds : Double.NaN;
+    }
+
+    /** Heap bytes allocated per request by the job's threads (the {@code job_*} parts), or NaN. */
+    public double jobAllocatedBytes() {
+        if (allocatedBytesPerRequest == null || allocatedBytesPerRequest.isEmpty()) {
+            return Double.NaN;
+        }
+        double sum = 0;
+        for (ThreadCpu.Part p : ThreadCpu.Part.values()) {
+            sum += p.ofJob() ? allocatedBytesPerRequest.getOrDefault(p.key, 0.0) : 0;
+        }
+        return sum;
+    }
+
+    /** Heap bytes allocated per request by every thread, or NaN. */
+    public double allocatedBytes() {
+        if (allocatedBytesPerRequest == null || allocatedBytesPerRequest.isEmpty()) {
+            return Double.NaN;
+        }
+        return allocatedBytesPerRequest.values().stream().mapToDouble(Double::doubleValue).sum();
     }
 
     /** The figure of part {@code key}, or NaN. */

@@ -156,6 +156,12 @@ public final class ThreadCpu {
         private final long startNanos;
         private final long startProcess;
         private final long startCompileMs = compileMillis();
+        private final long startGc = GcPauses.now();
+        /** Per-thread allocation counters, where the JVM keeps them. */
+        private final com.sun.management.ThreadMXBean alloc;
+        /** thread id -> bytes allocated at the first reading that saw it (0 for threads started after the start). */
+        private final Map<Long, Long> firstAlloc = new HashMap<>();
+        private final Map<Long, Long> lastAlloc = new HashMap<>();
         /** thread id -> CPU nanoseconds at the first reading that saw it (0 for threads started after the start). */
         private final Map<Long, Long> first = new HashMap<>();
         private final Map<Long, Long> last = new HashMap<>();
@@ -165,6 +171,8 @@ public final class ThreadCpu {
         private Sampler(long driver) {
             this.driver = driver;
             this.supported = mx.isThreadCpuTimeSupported() && mx.isThreadCpuTimeEnabled();
+            this.alloc = mx instanceof com.sun.management.ThreadMXBean sun && sun.isThreadAllocatedMemorySupported()
+                    && sun.isThreadAllocatedMemoryEnabled() ? sun : null;
             this.startProcess = processCpuNanos();
             this.startNanos = System.nanoTime();
             read(true);
@@ -192,6 +200,10 @@ public final class ThreadCpu {
             }
             first.putIfAbsent(id, 0L);
             last.put(id, cpu);
+            if (alloc != null) {
+                firstAlloc.putIfAbsent(id, 0L);
+                lastAlloc.put(id, alloc.getCurrentThreadAllocatedBytes());
+            }
             parts.putIfAbsent(id, id == driver ? Part.LOAD_GENERATOR : classify(t.getName(), groups(t)));
         }
 
@@ -209,6 +221,13 @@ public final class ThreadCpu {
                     first.put(id, initial ? cpu : 0L);
                 }
                 last.put(id, cpu);
+                long bytes = alloc == null ? -1 : alloc.getThreadAllocatedBytes(id);
+                if (bytes >= 0) {
+                    if (!firstAlloc.containsKey(id)) {
+                        firstAlloc.put(id, initial ? bytes : 0L);
+                    }
+                    lastAlloc.put(id, bytes);
+                }
                 if (!parts.containsKey(id) || initial) {
                     parts.put(id, id == driver ? Part.LOAD_GENERATOR : classify(t.getName(), groups(t)));
                 }
@@ -240,6 +259,13 @@ public final class ThreadCpu {
             for (Long id : last.keySet()) {
                 ended += alive.contains(id) ? 0 : 1;
             }
+            long[] allocByPart = new long[Part.values().length];
+            for (Map.Entry<Long, Long> e : lastAlloc.entrySet()) {
+                Part part = parts.get(e.getKey());
+                if (part != null) {
+                    allocByPart[part.ordinal()] += Math.max(0, e.getValue() - firstAlloc.get(e.getKey()));
+                }
+            }
             double per = answers > 0 ? 1e-3 / answers : Double.NaN; // ns -> us per request
             Map<String, Double> out = new LinkedHashMap<>();
             double job = 0;
@@ -247,9 +273,16 @@ public final class ThreadCpu {
                 out.put(p.key, byPart[p.ordinal()] * per);
                 job += p.ofJob() ? byPart[p.ordinal()] * per : 0;
             }
+            Map<String, Double> bytes = new LinkedHashMap<>();
+            if (alloc != null && answers > 0) {
+                for (Part p : Part.values()) {
+                    bytes.put(p.key, allocByPart[p.ordinal()] / (double) answers);
+                }
+            }
             return new CpuSplit(answers, (endNanos - startNanos) / 1e9, process * per, job,
                     out, Math.max(0, process - threads) * per, process / 1e9, started, ended,
-                    startCompileMs < 0 ? Double.NaN : (compileMillis() - startCompileMs) / 1e3);
+                    startCompileMs < 0 ? Double.NaN : (compileMillis() - startCompileMs) / 1e3, bytes,
+                    GcPauses.since(startGc));
         }
 
         /** The JVM's accumulated JIT compilation time in milliseconds, or -1 where it is not reported. */

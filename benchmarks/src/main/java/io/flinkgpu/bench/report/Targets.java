@@ -1,6 +1,7 @@
 package io.flinkgpu.bench.report;
 
 import io.flinkgpu.bench.load.CpuSplit;
+import io.flinkgpu.bench.load.GcPauses;
 import io.flinkgpu.bench.run.BenchmarkRunner;
 import io.flinkgpu.bench.run.BenchmarkRunner.ConfigResult;
 import io.flinkgpu.bench.run.BenchmarkRunner.ScenarioResult;
@@ -439,8 +440,29 @@ public final class Targets {
         t.put("detail", String.format("at %.0f req/s: process %.0f us = job %.0f + broker %.0f + load generator %.0f "
                         + "+ Flink runtime %.0f + other threads %.0f + unattributed (JIT, GC, native) %.0f",
                 r.goodput(), split.processUs(), split.jobUs(), split.part("broker"), split.part("load_generator"),
-                split.part("flink_runtime"), split.part("other_threads"), split.unattributedUs()));
+                split.part("flink_runtime"), split.part("other_threads"), split.unattributedUs())
+                + memory(split));
         out.add(t);
+    }
+
+    /**
+     * What a point allocated per request and how the collector paused over it, for a detail line:
+     * "; allocated 2100 bytes per request (job 900); GC paused 3 times, 41 ms in all, longest 18 ms";
+     * empty where neither was measured.
+     */
+    static String memory(CpuSplit split) {
+        StringBuilder b = new StringBuilder();
+        if (split != null && !Double.isNaN(split.allocatedBytes())) {
+            b.append(String.format("; allocated %.0f bytes per request (job %.0f)", split.allocatedBytes(),
+                    split.jobAllocatedBytes()));
+        }
+        GcPauses.Summary gc = split == null ? null : split.gcPauses();
+        if (gc != null) {
+            b.append(gc.count() == 0 ? "; no GC pause"
+                    : String.format("; GC paused %d time%s, %.0f ms in all, longest %.0f ms", gc.count(),
+                            gc.count() == 1 ? "" : "s", gc.totalMs(), gc.longestMs()));
+        }
+        return b.toString();
     }
 
     private static boolean hasClasses(PointResult low, PointResult unloaded) {
@@ -537,6 +559,12 @@ public final class Targets {
             t.put("detail", t.get("detail") + String.format("; p99 of its parts: queued %.2f ms, inference %.2f ms, "
                     + "outside the operator's batch %.2f ms", stages.queueP99(), stages.inferenceP99(),
                     stages.outsideP99()));
+        }
+        CpuSplit split = low.cpuPerRequest();
+        if (split != null && split.gcPauses() != null) {
+            // every thread stands still for a pause: one longer than the service time reaches the tail
+            t.put("gc_pauses", split.gcPauses());
+            t.put("detail", t.get("detail") + memory(split));
         }
         return t;
     }

@@ -185,4 +185,43 @@ class ThreadCpuTest {
     private static long onlyCalledHere(int i) {
         return (i * 31L) ^ (i >>> 3) + (i % 7);
     }
+    @Test
+    void eachPartsAllocationIsCountedPerRequest() throws Exception {
+        ThreadCpu.Sampler sampler = ThreadCpu.start(Thread.currentThread());
+        CountDownLatch done = new CountDownLatch(1);
+        long[] kept = new long[1];
+        // a broker-like thread allocates 64 MiB in 1 KiB arrays and stays alive to the end
+        Thread allocator = ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, () -> {
+            Thread t = new Thread(() -> {
+                long sum = 0;
+                for (int i = 0; i < 64 * 1024; i++) {
+                    byte[] b = new byte[1024];
+                    b[i % 1024] = (byte) i;
+                    sum += b[(i * 7) % 1024];
+                }
+                kept[0] = sum == Long.MIN_VALUE ? 0 : 1;
+                try {
+                    done.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "broker-like-allocator");
+            t.start();
+            return t;
+        });
+        while (kept[0] == 0) {
+            Thread.sleep(5);
+        }
+        CpuSplit split = sampler.finish(1000);
+        done.countDown();
+        allocator.join();
+        assertThat(split.allocatedBytesPerRequest()).containsOnlyKeys(
+                java.util.Arrays.stream(Part.values()).map(p -> p.key).toArray(String[]::new));
+        // 64 MiB of arrays (each with a 16-byte header) over 1,000 requests
+        assertThat(split.allocatedBytesPerRequest().get("broker")).isGreaterThanOrEqualTo(64.0 * 1024 * 1024 / 1000);
+        assertThat(split.allocatedBytesPerRequest().values()).allMatch(v -> v >= 0);
+        assertThat(split.allocatedBytes()).isGreaterThanOrEqualTo(split.allocatedBytesPerRequest().get("broker"));
+        assertThat(split.jobAllocatedBytes()).isLessThan(split.allocatedBytesPerRequest().get("broker"));
+        assertThat(split.gcPauses()).isNotNull();
+    }
 }
