@@ -68,18 +68,7 @@ class ThreadCpuTest {
         CountDownLatch done = new CountDownLatch(1);
         long[] used = new long[1];
         // a thread started in the broker's group, as the harness starts the broker, and still alive at the end
-        Thread burner = ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, () -> {
-            Thread t = new Thread(() -> {
-                used[0] = burn(200_000_000L);
-                try {
-                    done.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "broker-like-worker");
-            t.start();
-            return t;
-        });
+        Thread burner = brokerLikeThread("broker-like-worker", () -> used[0] = burn(200_000_000L), done);
         while (used[0] == 0) {
             Thread.sleep(5);
         }
@@ -191,24 +180,15 @@ class ThreadCpuTest {
         CountDownLatch done = new CountDownLatch(1);
         long[] kept = new long[1];
         // a broker-like thread allocates 64 MiB in 1 KiB arrays and stays alive to the end
-        Thread allocator = ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, () -> {
-            Thread t = new Thread(() -> {
-                long sum = 0;
-                for (int i = 0; i < 64 * 1024; i++) {
-                    byte[] b = new byte[1024];
-                    b[i % 1024] = (byte) i;
-                    sum += b[(i * 7) % 1024];
-                }
-                kept[0] = sum == Long.MIN_VALUE ? 0 : 1;
-                try {
-                    done.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "broker-like-allocator");
-            t.start();
-            return t;
-        });
+        Thread allocator = brokerLikeThread("broker-like-allocator", () -> {
+            long sum = 0;
+            for (int i = 0; i < 64 * 1024; i++) {
+                byte[] b = new byte[1024];
+                b[i % 1024] = (byte) i;
+                sum += b[(i * 7) % 1024];
+            }
+            kept[0] = sum == Long.MIN_VALUE ? 0 : 1;
+        }, done);
         while (kept[0] == 0) {
             Thread.sleep(5);
         }
@@ -223,5 +203,24 @@ class ThreadCpuTest {
         assertThat(split.allocatedBytes()).isGreaterThanOrEqualTo(split.allocatedBytesPerRequest().get("broker"));
         assertThat(split.jobAllocatedBytes()).isLessThan(split.allocatedBytesPerRequest().get("broker"));
         assertThat(split.gcPauses()).isNotNull();
+    }
+
+    /**
+     * Starts a thread in the broker's thread group, as the harness starts the broker, that runs
+     * {@code work} and then stays alive until {@code done}.
+     */
+    private static Thread brokerLikeThread(String name, Runnable work, CountDownLatch done) throws Exception {
+        return ThreadCpu.inGroup(ThreadCpu.BROKER_GROUP, () -> {
+            Thread t = new Thread(() -> {
+                work.run();
+                try {
+                    done.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, name);
+            t.start();
+            return t;
+        });
     }
 }
