@@ -303,6 +303,19 @@ public final class Report {
         }
     }
 
+    /**
+     * A point's "KB/req process / job" and "GC pauses / longest ms" cells: heap allocated per
+     * request by the whole JVM and by the job's threads, and the collector's pauses during the
+     * point ("-" where the run did not measure them: runs before these fields).
+     */
+    static String memoryCells(io.flinkgpu.bench.load.CpuSplit split) {
+        String bytes = split == null || Double.isNaN(split.allocatedBytes()) ? "-"
+                : f(split.allocatedBytes() / 1024, 1) + " / " + f(split.jobAllocatedBytes() / 1024, 1);
+        io.flinkgpu.bench.load.GcPauses.Summary gc = split == null ? null : split.gcPauses();
+        String pauses = gc == null ? "-" : gc.count() + " / " + f(gc.longestMs(), 0);
+        return bytes + " | " + pauses;
+    }
+
     private static String f(double v, int digits) {
         if (Double.isNaN(v) || Double.isInfinite(v)) {
             return "-";
@@ -445,8 +458,9 @@ public final class Report {
             }
             md.append("\n### Every point\n\n| configuration | offered/s | answered/s | p50 | p99 | p99.9 | max | "
                     + "attainment | mean batch | queue ms mean / p99 | inference ms mean / p99 | outside ms p50 / p99 | "
-                    + "stable | pass | CPU bench / other | CPU us/req process / job |\n"
-                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
+                    + "stable | pass | CPU bench / other | CPU us/req process / job | KB/req process / job | "
+                    + "GC pauses / longest ms |\n"
+                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
             for (ConfigResult r : s.configs.values()) {
                 for (PointResult p : r.openPoints()) {
                     md.append("| ").append(r.config.name()).append(" | ").append(f(p.offered(), 0)).append(" | ")
@@ -464,7 +478,8 @@ public final class Report {
                             .append(p.contended() ? " **contended**" : "")
                             .append(p.compiling() ? " **compiling**" : "").append(" | ")
                             .append(p.cpuPerRequest() == null ? "-" : f(p.cpuPerRequest().processUs(), 0) + " / "
-                                    + f(p.cpuPerRequest().jobUs(), 0)).append(" |\n");
+                                    + f(p.cpuPerRequest().jobUs(), 0)).append(" | ")
+                            .append(memoryCells(p.cpuPerRequest())).append(" |\n");
                 }
             }
             md.append("\n### Plots\n\n");

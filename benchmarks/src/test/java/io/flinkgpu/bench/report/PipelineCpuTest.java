@@ -130,5 +130,9 @@ class PipelineCpuTest {
                 new io.flinkgpu.bench.load.GcPauses.Summary(0, 0, 0));
         assertThat(Targets.memory(quiet)).isEqualTo("; no GC pause");
         assertThat(Targets.memory(null)).isEmpty();
+        // the report's "Every point" cells: KB per request (process / job), pauses / longest
+        assertThat(Report.memoryCells(split)).isEqualTo("2.1 / 0.9 | 3 / 18");
+        assertThat(Report.memoryCells(quiet)).isEqualTo("- | 0 / 0");
+        assertThat(Report.memoryCells(null)).isEqualTo("- | -");
     }
 }
