@@ -78,7 +78,12 @@ public final class EmbeddedKafka implements AutoCloseable {
         createTopics(partitions, Map.of(), topics);
     }
 
-    /** Creates {@code topics} with {@code partitions} each and the topic-level settings {@code topicConfig}. */
+    /**
+     * Creates {@code topics} with {@code partitions} each and the topic-level settings
+     * {@code topicConfig}, and returns once the broker describes every one of them: the controller
+     * commits a creation before the broker's metadata has it, and a client that asks in between
+     * is told the topic does not exist.
+     */
     public void createTopics(int partitions, Map<String, String> topicConfig, String... topics) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
             List<NewTopic> newTopics = new ArrayList<>();
@@ -86,6 +91,19 @@ public final class EmbeddedKafka implements AutoCloseable {
                 newTopics.add(new NewTopic(t, partitions, (short) 1).configs(topicConfig));
             }
             admin.createTopics(newTopics).all().get(30, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) {
+                try {
+                    admin.describeTopics(List.of(topics)).allTopicNames().get(30, TimeUnit.SECONDS);
+                    return;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                            || System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                }
+                Thread.sleep(50);
+            }
         }
     }
 
