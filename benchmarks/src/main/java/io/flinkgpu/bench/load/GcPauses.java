@@ -56,14 +56,14 @@ public final class GcPauses {
     }
 
     /**
-     * Now, on the clock pauses are recorded on. The first call to this class loads it, and it
-     * listens from then on: call this at a point's start, not first at its end.
+     * Listens from now on, if not yet (the first call to this class loads it and registers the
+     * listeners): call it at a point's start, before reading {@link System#nanoTime}.
      */
-    public static long now() {
-        return System.nanoTime();
+    public static void listen() {
+        // loading the class ran the constructor of INSTANCE
     }
 
-    /** The pauses reported at or after {@code nanoTime}; null where no collector reports pauses. */
+    /** The pauses reported at or after {@code nanoTime} ({@link System#nanoTime}); null where no collector reports pauses. */
     public static Summary since(long nanoTime) {
         return INSTANCE.listening ? INSTANCE.summary(nanoTime) : null;
     }

@@ -156,15 +156,11 @@ public final class ThreadCpu {
         private final long startNanos;
         private final long startProcess;
         private final long startCompileMs = compileMillis();
-        private final long startGc = GcPauses.now();
         /** Per-thread allocation counters, where the JVM keeps them. */
         private final com.sun.management.ThreadMXBean alloc;
-        /** thread id -> bytes allocated at the first reading that saw it (0 for threads started after the start). */
-        private final Map<Long, Long> firstAlloc = new HashMap<>();
-        private final Map<Long, Long> lastAlloc = new HashMap<>();
-        /** thread id -> CPU nanoseconds at the first reading that saw it (0 for threads started after the start). */
-        private final Map<Long, Long> first = new HashMap<>();
-        private final Map<Long, Long> last = new HashMap<>();
+        /** Each thread's CPU nanoseconds and bytes allocated, at the readings. */
+        private final Counter cpuNanos = new Counter();
+        private final Counter allocatedBytes = new Counter();
         private final Map<Long, Part> parts = new HashMap<>();
         private final java.util.Set<Long> atStart;
 
@@ -173,10 +169,11 @@ public final class ThreadCpu {
             this.supported = mx.isThreadCpuTimeSupported() && mx.isThreadCpuTimeEnabled();
             this.alloc = mx instanceof com.sun.management.ThreadMXBean sun && sun.isThreadAllocatedMemorySupported()
                     && sun.isThreadAllocatedMemoryEnabled() ? sun : null;
+            GcPauses.listen();
             this.startProcess = processCpuNanos();
             this.startNanos = System.nanoTime();
             read(true);
-            this.atStart = new java.util.HashSet<>(first.keySet());
+            this.atStart = new java.util.HashSet<>(cpuNanos.threads());
         }
 
         /** Reads every live thread's CPU time now (call once per window, so that dying threads lose little). */
@@ -198,11 +195,9 @@ public final class ThreadCpu {
             if (cpu < 0) {
                 return;
             }
-            first.putIfAbsent(id, 0L);
-            last.put(id, cpu);
+            cpuNanos.ending(id, cpu);
             if (alloc != null) {
-                firstAlloc.putIfAbsent(id, 0L);
-                lastAlloc.put(id, alloc.getCurrentThreadAllocatedBytes());
+                allocatedBytes.ending(id, alloc.getCurrentThreadAllocatedBytes());
             }
             parts.putIfAbsent(id, id == driver ? Part.LOAD_GENERATOR : classify(t.getName(), groups(t)));
         }
@@ -217,16 +212,10 @@ public final class ThreadCpu {
                 if (cpu < 0) {
                     continue; // ended meanwhile
                 }
-                if (!first.containsKey(id)) {
-                    first.put(id, initial ? cpu : 0L);
-                }
-                last.put(id, cpu);
+                cpuNanos.read(id, cpu, initial);
                 long bytes = alloc == null ? -1 : alloc.getThreadAllocatedBytes(id);
                 if (bytes >= 0) {
-                    if (!firstAlloc.containsKey(id)) {
-                        firstAlloc.put(id, initial ? bytes : 0L);
-                    }
-                    lastAlloc.put(id, bytes);
+                    allocatedBytes.read(id, bytes, initial);
                 }
                 if (!parts.containsKey(id) || initial) {
                     parts.put(id, id == driver ? Part.LOAD_GENERATOR : classify(t.getName(), groups(t)));
@@ -242,30 +231,19 @@ public final class ThreadCpu {
             if (!supported || process < 0 || startProcess < 0) {
                 return null;
             }
-            long[] byPart = new long[Part.values().length];
-            long threads = 0;
-            int started = 0;
-            for (Map.Entry<Long, Long> e : last.entrySet()) {
-                long used = Math.max(0, e.getValue() - first.get(e.getKey()));
-                byPart[parts.get(e.getKey()).ordinal()] += used;
-                threads += used;
-                started += atStart.contains(e.getKey()) ? 0 : 1;
-            }
+            long[] byPart = cpuNanos.byPart(parts);
+            long threads = java.util.Arrays.stream(byPart).sum();
             java.util.Set<Long> alive = new java.util.HashSet<>();
             for (Thread t : liveThreads()) {
                 alive.add(t.getId());
             }
+            int started = 0;
             int ended = 0;
-            for (Long id : last.keySet()) {
+            for (Long id : cpuNanos.threads()) {
+                started += atStart.contains(id) ? 0 : 1;
                 ended += alive.contains(id) ? 0 : 1;
             }
-            long[] allocByPart = new long[Part.values().length];
-            for (Map.Entry<Long, Long> e : lastAlloc.entrySet()) {
-                Part part = parts.get(e.getKey());
-                if (part != null) {
-                    allocByPart[part.ordinal()] += Math.max(0, e.getValue() - firstAlloc.get(e.getKey()));
-                }
-            }
+            long[] allocByPart = allocatedBytes.byPart(parts);
             double per = answers > 0 ? 1e-3 / answers : Double.NaN; // ns -> us per request
             Map<String, Double> out = new LinkedHashMap<>();
             double job = 0;
@@ -282,7 +260,45 @@ public final class ThreadCpu {
             return new CpuSplit(answers, (endNanos - startNanos) / 1e9, process * per, job,
                     out, Math.max(0, process - threads) * per, process / 1e9, started, ended,
                     startCompileMs < 0 ? Double.NaN : (compileMillis() - startCompileMs) / 1e3, bytes,
-                    GcPauses.since(startGc));
+                    GcPauses.since(startNanos));
+        }
+
+        /**
+         * One per-thread counter (CPU nanoseconds, bytes allocated) over the point: a thread alive
+         * at both ends counts its difference, one first seen after the start all of it (it started
+         * during the point), one that ended what the last reading that saw it had.
+         */
+        private static final class Counter {
+            /** thread id -> the counter at the first reading that saw it (0 for threads started after the start). */
+            private final Map<Long, Long> first = new HashMap<>();
+            private final Map<Long, Long> last = new HashMap<>();
+
+            void read(long thread, long value, boolean initial) {
+                first.putIfAbsent(thread, initial ? value : 0L);
+                last.put(thread, value);
+            }
+
+            /** The thread's own last reading as it ends. */
+            void ending(long thread, long value) {
+                first.putIfAbsent(thread, 0L);
+                last.put(thread, value);
+            }
+
+            java.util.Set<Long> threads() {
+                return last.keySet();
+            }
+
+            /** What the threads of each part used, indexed by {@link Part#ordinal}. */
+            long[] byPart(Map<Long, Part> parts) {
+                long[] out = new long[Part.values().length];
+                for (Map.Entry<Long, Long> e : last.entrySet()) {
+                    Part part = parts.get(e.getKey());
+                    if (part != null) {
+                        out[part.ordinal()] += Math.max(0, e.getValue() - first.get(e.getKey()));
+                    }
+                }
+                return out;
+            }
         }
 
         /** The JVM's accumulated JIT compilation time in milliseconds, or -1 where it is not reported. */

@@ -91,19 +91,31 @@ public final class EmbeddedKafka implements AutoCloseable {
                 newTopics.add(new NewTopic(t, partitions, (short) 1).configs(topicConfig));
             }
             admin.createTopics(newTopics).all().get(30, TimeUnit.SECONDS);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (true) {
+            awaitBroker("topics not described 30 s after their creation: " + List.of(topics), () -> {
                 try {
                     admin.describeTopics(List.of(topics)).allTopicNames().get(30, TimeUnit.SECONDS);
-                    return;
+                    return true;
                 } catch (java.util.concurrent.ExecutionException e) {
-                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
-                            || System.nanoTime() > deadline) {
-                        throw e;
+                    if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+                        return false;
                     }
+                    throw e;
                 }
-                Thread.sleep(50);
+            });
+        }
+    }
+
+    /**
+     * Polls {@code done} until it holds, for at most 30 s: the controller commits a creation or a
+     * deletion before the broker's metadata, which clients read, follows it.
+     */
+    private static void awaitBroker(String failure, java.util.concurrent.Callable<Boolean> done) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!done.call()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(failure);
             }
+            Thread.sleep(50);
         }
     }
 
@@ -115,19 +127,9 @@ public final class EmbeddedKafka implements AutoCloseable {
     public void deleteTopics(String... topics) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
             admin.deleteTopics(List.of(topics)).all().get(30, TimeUnit.SECONDS);
-            // the controller has committed the deletion; the broker's metadata, which listTopics reads, follows it
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (true) {
-                java.util.Set<String> left = new java.util.TreeSet<>(admin.listTopics().names().get(30, TimeUnit.SECONDS));
-                left.retainAll(List.of(topics));
-                if (left.isEmpty()) {
-                    return;
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("topics still listed 30 s after their deletion: " + left);
-                }
-                Thread.sleep(50);
-            }
+            awaitBroker("topics still listed 30 s after their deletion: " + List.of(topics), () ->
+                    java.util.Collections.disjoint(admin.listTopics().names().get(30, TimeUnit.SECONDS),
+                            List.of(topics)));
         }
     }
 
