@@ -70,6 +70,8 @@ def main():
         lines += cpu_table(runs, pairs)
     lines += job_cpu_table(runs, pairs)
     lines += latency_table(runs, pairs)
+    lines += low_load_table(runs)
+    lines += pause_table(runs, pairs)
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -208,6 +210,80 @@ def latency_table(runs, pairs):
             f"{LOW_RATES} lowest offered rates both runs of a pair measured (median over the points at a rate):",
             "", "| pair | scenario | configuration | offered rate (req/s) | p50, first | p50, second | p99, first | "
             "p99, second |", "|---|---|---|---:|---:|---:|---:|---:|"] + rows
+
+
+def low_load_table(runs):
+    """Each run's low_load_p99_vs_service_time entries, with the collector's pauses during the
+    10%-of-capacity point they were read from (runs from before the pause fields show -)."""
+    rows = []
+    for label, _, r in runs:
+        for t in r.get("targets") or []:
+            if t.get("target") != "low_load_p99_vs_service_time" or t.get("measured") is None:
+                continue
+            config = t["config"].split(" (")[0]
+            s = next((s for s in r["scenarios"] if s["name"] == t["scenario"]), None)
+            c = None if s is None else s["configs"].get(config)
+            point = ((c or {}).get("extra_points") or {}).get("at_10pct_of_capacity") or {}
+            pauses = (point.get("cpuPerRequest") or {}).get("gcPauses")
+            floor = t.get("passthrough_floor") or {}
+            rows.append(f"| {label} | {t['scenario']} | {config} | "
+                        + (f"{point['offered']:.0f} | {point['p50']:.2f} | {point['p99']:.2f}" if point else "- | - | -")
+                        + f" | {t['measured']:.2f} | "
+                        + (f"{floor['ratio']:.2f}" if floor.get("ratio") is not None else "-") + " | "
+                        + (f"{pauses['count']} / {pauses['longestMs']:.0f}" if pauses else "-") + " |")
+    if not rows:
+        return []
+    return ["", "The low-load target of each run (`low_load_p99_vs_service_time`: p99 at 10% of capacity over the "
+            "single-request service time, goal <= 1.5), that point's p50 and p99 (ms), the passthrough's own ratio at "
+            "the nearest rate, and the collector's stop-the-world pauses during the point (count / longest ms):", "",
+            "| run | scenario | configuration | rate (req/s) | p50 | p99 | ratio | passthrough's ratio | GC pauses |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
+
+
+def low_points(run, scenario, config):
+    """(p50, p99, pauses) of the open-loop points (sweep and extra points) below half the
+    configuration's goodput that recorded the collector's pauses."""
+    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
+    c = None if s is None else s["configs"].get(config)
+    if not c or not c.get("goodput"):
+        return []
+    extra = c.get("extra_points") or {}
+    out = []
+    for p in (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra):
+        pauses = (p.get("cpuPerRequest") or {}).get("gcPauses")
+        if p.get("mode") == "open" and p.get("answered") and pauses is not None \
+                and p["offered"] <= c["goodput"] / 2:
+            out.append((p["p50"], p["p99"], pauses))
+    return out
+
+
+def pause_table(runs, pairs):
+    """Below half of goodput, how often the collector paused during a point and what a point's
+    p99 / p50 was with and without a pause: where the low-load tail is the collector's."""
+    rows = []
+    for a, b, name, config in pair_configs(runs, pairs):
+        cells = []
+        for i in (a, b):
+            pts = low_points(runs[i][2], name, config)
+            quiet = [p99 / p50 for p50, p99, g in pts if g["count"] == 0 and p50]
+            paused = [p99 / p50 for p50, p99, g in pts if g["count"] > 0 and p50]
+            longest = max((g["longestMs"] for _, _, g in pts), default=0)
+            cells.append((len(pts), len(paused), quiet, paused, longest))
+        if not cells[0][0] or not cells[1][0]:
+            continue
+        row = f"| {runs[b][0]} / {runs[a][0]} | {name} | {config}"
+        for n, k, quiet, paused, longest in cells:
+            row += (f" | {k} of {n} | " + (f"{statistics.median(quiet):.2f}" if quiet else "-") + " | "
+                    + (f"{statistics.median(paused):.2f}" if paused else "-") + f" | {longest:.0f}")
+        rows.append(row + " |")
+    if not rows:
+        return []
+    return ["", "Open-loop points below half of each configuration's goodput: how many had a stop-the-world pause of "
+            "the collector, the median p99 / p50 of the points without one and with one, and the longest pause (ms), "
+            "first run of the pair, then second:", "",
+            "| pair | scenario | configuration | paused points, first | p99/p50 quiet | p99/p50 paused | longest ms "
+            "| paused points, second | p99/p50 quiet | p99/p50 paused | longest ms |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows
 
 
 if __name__ == "__main__":
