@@ -72,6 +72,7 @@ def main():
     lines += latency_table(runs, pairs)
     lines += low_load_table(runs)
     lines += pause_table(runs, pairs)
+    lines += pause_totals(runs)
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -284,6 +285,33 @@ def pause_table(runs, pairs):
             "| pair | scenario | configuration | paused points, first | p99/p50 quiet | p99/p50 paused | longest ms "
             "| paused points, second | p99/p50 quiet | p99/p50 paused | longest ms |",
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows
+
+
+def pause_totals(runs):
+    """Every run's stop-the-world pauses summed over all its points (runs from before the pause
+    fields are left out)."""
+    rows = []
+    for label, _, r in runs:
+        count, total, longest, points = 0, 0.0, 0.0, 0
+        for s in r["scenarios"]:
+            for c in s["configs"].values():
+                extra = c.get("extra_points") or {}
+                for p in (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra):
+                    g = (p.get("cpuPerRequest") or {}).get("gcPauses")
+                    if g is None:
+                        continue
+                    points += 1
+                    count += g["count"]
+                    total += g["totalMs"]
+                    longest = max(longest, g["longestMs"])
+        if points:
+            rows.append(f"| {label} | {' '.join(r['machine']['jvm_args'])} | {points} | {count} | {total:.0f} | "
+                        f"{longest:.0f} |")
+    if not rows:
+        return []
+    return ["", "The collector's stop-the-world pauses during all the points of each run (sweeps and extra points; "
+            "not the warm-ups or the closed loops):", "",
+            "| run | JVM options | points | pauses | total ms | longest ms |", "|---|---|---:|---:|---:|---:|"] + rows
 
 
 if __name__ == "__main__":
