@@ -44,8 +44,7 @@ def main():
         for config in configs:
             values = []
             for _, _, r in runs:
-                s = next((s for s in r["scenarios"] if s["name"] == name), None)
-                c = None if s is None else s["configs"].get(config)
+                c = config_of(r, name, config)
                 values.append(None if c is None or c.get("goodput") is None else float(c["goodput"]))
             if all(v is None for v in values[1:]):
                 continue
@@ -77,15 +76,25 @@ def main():
         f.write("\n".join(lines) + "\n")
 
 
+def config_of(run, scenario, config):
+    """A run's result for one configuration of one scenario, or None where it has none."""
+    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
+    return None if s is None else s["configs"].get(config)
+
+
+def all_points(c):
+    """Every point of a configuration's result: its sweep, then its extra points."""
+    extra = c.get("extra_points") or {}
+    return (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra)
+
+
 def points(run, scenario, config):
     """(offered rate, CPU microseconds per answered request) of every open-loop point of a sweep."""
-    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
-    c = None if s is None else s["configs"].get(config)
+    c = config_of(run, scenario, config)
     if c is None:
         return []
     out = []
-    extra = c.get("extra_points") or {}
-    for p in (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra):
+    for p in all_points(c):
         if p.get("mode") == "open" and p.get("throughput") and p.get("benchmarkCores") is not None:
             out.append((round(p["offered"]), p["benchmarkCores"] * 1e6 / p["throughput"]))
     return out
@@ -123,8 +132,7 @@ def cpu_table(runs, pairs):
 def job_points(run, scenario, config):
     """offered rate -> [(job threads outside the inference threads, operator mailbox) CPU us per request]
     of every open-loop sweep point with a per-thread CPU split (runs from before the split have none)."""
-    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
-    c = None if s is None else s["configs"].get(config)
+    c = config_of(run, scenario, config)
     out = {}
     for p in (c or {}).get("sweep") or []:
         split = p.get("cpuPerRequest")
@@ -174,8 +182,7 @@ def job_cpu_table(runs, pairs):
 
 def latency_points(run, scenario, config):
     """offered rate -> [(p50, p99)] of the open-loop sweep points, and the closed loop's (p50, p99)."""
-    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
-    c = None if s is None else s["configs"].get(config)
+    c = config_of(run, scenario, config)
     out = {}
     for p in (c or {}).get("sweep") or []:
         if p.get("mode") == "open" and p.get("answered"):
@@ -222,8 +229,7 @@ def low_load_table(runs):
             if t.get("target") != "low_load_p99_vs_service_time" or t.get("measured") is None:
                 continue
             config = t["config"].split(" (")[0]
-            s = next((s for s in r["scenarios"] if s["name"] == t["scenario"]), None)
-            c = None if s is None else s["configs"].get(config)
+            c = config_of(r, t["scenario"], config)
             point = ((c or {}).get("extra_points") or {}).get("at_10pct_of_capacity") or {}
             pauses = (point.get("cpuPerRequest") or {}).get("gcPauses")
             floor = t.get("passthrough_floor") or {}
@@ -244,13 +250,11 @@ def low_load_table(runs):
 def low_points(run, scenario, config):
     """(p50, p99, pauses) of the open-loop points (sweep and extra points) below half the
     configuration's goodput that recorded the collector's pauses."""
-    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
-    c = None if s is None else s["configs"].get(config)
+    c = config_of(run, scenario, config)
     if not c or not c.get("goodput"):
         return []
-    extra = c.get("extra_points") or {}
     out = []
-    for p in (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra):
+    for p in all_points(c):
         pauses = (p.get("cpuPerRequest") or {}).get("gcPauses")
         if p.get("mode") == "open" and p.get("answered") and pauses is not None \
                 and p["offered"] <= c["goodput"] / 2:
@@ -295,8 +299,7 @@ def pause_totals(runs):
         count, total, longest, points = 0, 0.0, 0.0, 0
         for s in r["scenarios"]:
             for c in s["configs"].values():
-                extra = c.get("extra_points") or {}
-                for p in (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra):
+                for p in all_points(c):
                     g = (p.get("cpuPerRequest") or {}).get("gcPauses")
                     if g is None:
                         continue
