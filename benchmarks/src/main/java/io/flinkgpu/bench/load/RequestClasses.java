@@ -19,6 +19,26 @@ public record RequestClasses(List<String> names, IntUnaryOperator classOf) {
         names = List.copyOf(names);
     }
 
+    /**
+     * How many requests of a run, counted from its first, hold at least {@code perClass} of every
+     * class (at least {@code perClass} where there are no classes); at most {@code limit}.
+     */
+    public long requestsFor(int perClass, long limit) {
+        if (names.isEmpty() || perClass <= 0) {
+            return Math.min(Math.max(perClass, 0), limit);
+        }
+        long[] seen = new long[names.size()];
+        int missing = names.size();
+        long n = 0;
+        while (missing > 0 && n < limit) {
+            int c = of((int) n++);
+            if (c >= 0 && ++seen[c] == perClass) {
+                missing--;
+            }
+        }
+        return n;
+    }
+
     /** Request {@code seq}'s class index, or -1 where it has none (or an index out of range). */
     public int of(int seq) {
         int c = names.isEmpty() ? -1 : classOf.applyAsInt(seq);

@@ -26,4 +26,18 @@ public record RunSpec(Duration warmup, Duration window, int minWindows, int maxW
     public long windowNanos() {
         return window.toNanos();
     }
+
+    /**
+     * This spec with windows long enough that its {@code minWindows} windows at {@code ratePerSecond}
+     * hold at least {@code requests} requests (on average); unchanged where they already do.
+     */
+    public RunSpec covering(double ratePerSecond, long requests) {
+        if (!(ratePerSecond > 0) || requests <= 0) {
+            return this;
+        }
+        long nanos = (long) Math.ceil(requests / (ratePerSecond * minWindows) * 1e9);
+        return nanos <= window.toNanos() ? this
+                : new RunSpec(warmup, Duration.ofNanos(nanos), minWindows, maxWindows, drainTimeout,
+                        stabilityTolerance);
+    }
 }

@@ -2,6 +2,7 @@ package io.flinkgpu.bench.run;
 
 import io.flinkgpu.bench.load.LoadDriver;
 import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.load.RequestClasses;
 import io.flinkgpu.bench.load.RunSpec;
 import io.flinkgpu.bench.load.Target;
 import io.flinkgpu.bench.load.ThreadCpu;
@@ -387,7 +388,9 @@ public final class BenchmarkRunner {
             r.sweep = RateSweep.run(settings.plan(scenario.startRate()), runner);
             out.printf("    goodput %.0f/s%n", r.goodput());
             if (r.goodput() > 0 && config.role().equals("batching")) {
-                r.extra.put("at_10pct_of_capacity", point(target, null, scenario, config, 0.1 * r.goodput()));
+                double low = 0.1 * r.goodput();
+                r.extra.put("at_10pct_of_capacity", point(target, null, scenario, config, low,
+                        lowLoadSpec(settings, scenario.requestClasses(), low)));
                 r.extra.put("at_80pct_of_capacity", point(target, null, scenario, config, 0.8 * r.goodput()));
                 double baseline = 0;
                 for (ConfigResult other : scenarioResult.configs.values()) {
@@ -400,6 +403,16 @@ public final class BenchmarkRunner {
                 }
             }
         });
+    }
+
+    /**
+     * The run spec of the 10%-of-capacity point at {@code rate}: the mode's point, with windows
+     * long enough to hold {@link BenchmarkSettings#lowLoadClassRequests()} of every class, and ~10%
+     * more for the spread of a Poisson count.
+     */
+    static RunSpec lowLoadSpec(BenchmarkSettings settings, RequestClasses classes, double rate) {
+        long requests = classes.requestsFor(settings.lowLoadClassRequests(), 1_000_000);
+        return settings.point().covering(rate, (long) Math.ceil(requests * 1.1));
     }
 
     /** What runs against a started configuration: its target, and for SQL the meter of rows per batch (else null). */
@@ -493,11 +506,16 @@ public final class BenchmarkRunner {
     /** One open-loop point; {@code batches}, if not null, gives its mean batch size (rows per batch). */
     private PointResult point(Target target, RowsPerBatch batches, Scenario scenario, SutConfig config, double rate)
             throws Exception {
+        return point(target, batches, scenario, config, rate, settings.point());
+    }
+
+    private PointResult point(Target target, RowsPerBatch batches, Scenario scenario, SutConfig config, double rate,
+            RunSpec spec) throws Exception {
         int run = runIds++;
         out.printf("    %s: rate %.0f/s ...%n", config.name(), rate);
         long[] mark = batches == null ? null : batches.mark();
         int attempt = attempts.merge(scenario.name() + "/" + config.name() + "@" + rate, 1, Integer::sum) - 1;
-        PointResult p = LoadDriver.openLoop(target, run, rate, settings.point(), scenario.sloMs(),
+        PointResult p = LoadDriver.openLoop(target, run, rate, spec, scenario.sloMs(),
                 seed(scenario.name(), config.name(), rate, attempt), null);
         if (batches != null) {
             p = p.withMeanBatch(batches.since(mark));
