@@ -343,4 +343,24 @@ class LoadDriverTest {
         assertThat(r.finish("open", 1, 3, 10, 10, 0.1).classes()).isEmpty();
         assertThat(new RequestClasses(java.util.List.of("a"), seq -> 5).of(0)).isEqualTo(-1); // out of range
     }
+
+    @Test
+    void waitingNeverReturnsEarlyAndWithoutSpinningParksForTheWait() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (long spin : new long[] {0, 20_000}) {
+            for (long d : new long[] {0, 5_000, 50_000, 150_000, 1_000_000}) {
+                long deadline = System.nanoTime() + d;
+                LoadDriver.waitUntil(deadline, spin);
+                assertThat(System.nanoTime()).as("spin %d, wait %d ns", spin, d).isGreaterThanOrEqualTo(deadline);
+            }
+        }
+        long cpu0 = threads.getCurrentThreadCpuTime();
+        long wall0 = System.nanoTime();
+        for (int i = 0; i < 200; i++) {
+            LoadDriver.waitUntil(System.nanoTime() + 150_000, 0);
+        }
+        long cpu = threads.getCurrentThreadCpuTime() - cpu0;
+        long wall = System.nanoTime() - wall0;
+        assertThat(cpu).as("CPU %d ns of %d ns waited", cpu, wall).isLessThan(wall / 2);
+    }
 }
