@@ -68,6 +68,7 @@ def main():
     if len(pairs) >= 3:
         lines += cpu_table(runs, pairs)
     lines += job_cpu_table(runs, pairs)
+    lines += harness_cpu_table(runs, pairs)
     lines += latency_table(runs, pairs)
     lines += low_load_table(runs)
     lines += pause_table(runs, pairs)
@@ -129,19 +130,23 @@ def cpu_table(runs, pairs):
     return lines
 
 
-def job_points(run, scenario, config):
-    """offered rate -> [(job threads outside the inference threads, operator mailbox) CPU us per request]
-    of every open-loop sweep point with a per-thread CPU split (runs from before the split have none)."""
+def split_points(run, scenario, config, read):
+    """offered rate -> [read(the point's per-thread CPU split)] of every open-loop sweep point with such a
+    split (runs from before the split have none)."""
     c = config_of(run, scenario, config)
     out = {}
     for p in (c or {}).get("sweep") or []:
         split = p.get("cpuPerRequest")
-        if p.get("mode") != "open" or not split or not split.get("answers"):
-            continue
-        parts = split["partsUs"]
-        outside = split["jobUs"] - (parts.get("job_inference_threads") or 0)
-        out.setdefault(round(p["offered"]), []).append((outside, parts.get("job_operator_mailbox") or 0))
+        if p.get("mode") == "open" and split and split.get("answers"):
+            out.setdefault(round(p["offered"]), []).append(read(split))
     return out
+
+
+def job_points(run, scenario, config):
+    """offered rate -> [(job threads outside the inference threads, operator mailbox) CPU us per request]."""
+    return split_points(run, scenario, config, lambda split: (
+        split["jobUs"] - (split["partsUs"].get("job_inference_threads") or 0),
+        split["partsUs"].get("job_operator_mailbox") or 0))
 
 
 def pair_configs(runs, pairs):
@@ -178,6 +183,37 @@ def job_cpu_table(runs, pairs):
             "offered rate both runs of a pair measured, and the operator's mailbox thread alone:", "",
             "| pair | scenario | configuration | offered rate (req/s) | job outside inference, first | second | "
             "second / first | mailbox, first | mailbox, second |", "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
+
+
+def part_points(run, scenario, config, parts):
+    """offered rate -> [tuple of the CPU us per request of each of parts]."""
+    return split_points(run, scenario, config, lambda split: tuple(split["partsUs"].get(k) or 0 for k in parts))
+
+
+def harness_cpu_table(runs, pairs):
+    """The load generator's and the broker's CPU per request at each offered rate both runs of a pair
+    measured: what the harness itself takes of the cores it shares with the job."""
+    parts = ("load_generator", "broker")
+    rows = []
+    for a, b, name, config in pair_configs(runs, pairs):
+        first, second = (part_points(runs[i][2], name, config, parts) for i in (a, b))
+        ratios = []
+        for rate in sorted(set(first) & set(second)):
+            ga, gb, ba, bb = (statistics.median(v[k] for v in side[rate])
+                              for k, side in ((0, first), (0, second), (1, first), (1, second)))
+            if ga > 0:
+                ratios.append(gb / ga)
+            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {ga:.0f} | {gb:.0f} | "
+                        f"{gb / ga if ga > 0 else float('nan'):.2f} | {ba:.0f} | {bb:.0f} |")
+        if ratios:
+            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | median over rates | | | "
+                        f"**{statistics.median(ratios):.2f}** | | |")
+    if not rows:
+        return []
+    return ["", "The load generator's and the broker's CPU per answered request (microseconds), median over the "
+            "points at each offered rate both runs of a pair measured:", "",
+            "| pair | scenario | configuration | offered rate (req/s) | load generator, first | second | "
+            "second / first | broker, first | broker, second |", "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
 
 
 def latency_points(run, scenario, config):
