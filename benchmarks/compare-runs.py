@@ -142,13 +142,6 @@ def split_points(run, scenario, config, read):
     return out
 
 
-def job_points(run, scenario, config):
-    """offered rate -> [(job threads outside the inference threads, operator mailbox) CPU us per request]."""
-    return split_points(run, scenario, config, lambda split: (
-        split["jobUs"] - (split["partsUs"].get("job_inference_threads") or 0),
-        split["partsUs"].get("job_operator_mailbox") or 0))
-
-
 def pair_configs(runs, pairs):
     """(first run's index, second's, scenario, configuration) for every configuration of each pair's first run."""
     for a, b in pairs:
@@ -157,64 +150,51 @@ def pair_configs(runs, pairs):
                 yield a, b, s["name"], config
 
 
-def job_cpu_table(runs, pairs):
-    """The job's own CPU per request (its threads except the inference execution threads) at each
-    offered rate both runs of a pair measured: what a change to the pipeline's code saves, without
-    the broker's and the load generator's share."""
+def paired_split_table(runs, pairs, read, intro, columns):
+    """For each pair, scenario and configuration, at each offered rate both runs measured: the medians of
+    two values read from each point's CPU split (read(split) -> (value, second value)), the first value's
+    ratio (second run / first) and a median of those ratios over the rates."""
     rows = []
     for a, b, name, config in pair_configs(runs, pairs):
-        first, second = job_points(runs[a][2], name, config), job_points(runs[b][2], name, config)
+        first, second = (split_points(runs[i][2], name, config, read) for i in (a, b))
         ratios = []
         for rate in sorted(set(first) & set(second)):
-            fa = statistics.median(v[0] for v in first[rate])
-            fb = statistics.median(v[0] for v in second[rate])
-            ma = statistics.median(v[1] for v in first[rate])
-            mb = statistics.median(v[1] for v in second[rate])
-            ratios.append(fb / fa)
+            fa, fb, ma, mb = (statistics.median(v[k] for v in side[rate])
+                              for k, side in ((0, first), (0, second), (1, first), (1, second)))
+            if fa > 0:
+                ratios.append(fb / fa)
             rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {fa:.0f} | {fb:.0f} | "
-                        f"{fb / fa:.2f} | {ma:.0f} | {mb:.0f} |")
+                        f"{fb / fa if fa > 0 else float('nan'):.2f} | {ma:.0f} | {mb:.0f} |")
         if ratios:
             rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | median over rates | | | "
                         f"**{statistics.median(ratios):.2f}** | | |")
     if not rows:
         return []
-    return ["", "The job's own CPU per answered request (microseconds: the job's threads except the inference "
-            "execution threads, i.e. source, mailbox, sinks, flushers and timers), median over the points at each "
-            "offered rate both runs of a pair measured, and the operator's mailbox thread alone:", "",
-            "| pair | scenario | configuration | offered rate (req/s) | job outside inference, first | second | "
-            "second / first | mailbox, first | mailbox, second |", "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
+    return ["", intro, "", "| pair | scenario | configuration | offered rate (req/s) | " + columns,
+            "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
 
 
-def part_points(run, scenario, config, parts):
-    """offered rate -> [tuple of the CPU us per request of each of parts]."""
-    return split_points(run, scenario, config, lambda split: tuple(split["partsUs"].get(k) or 0 for k in parts))
+def job_cpu_table(runs, pairs):
+    """The job's own CPU per request (its threads except the inference execution threads) at each
+    offered rate both runs of a pair measured: what a change to the pipeline's code saves, without
+    the broker's and the load generator's share."""
+    return paired_split_table(runs, pairs, lambda split: (
+        split["jobUs"] - (split["partsUs"].get("job_inference_threads") or 0),
+        split["partsUs"].get("job_operator_mailbox") or 0),
+        "The job's own CPU per answered request (microseconds: the job's threads except the inference "
+        "execution threads, i.e. source, mailbox, sinks, flushers and timers), median over the points at each "
+        "offered rate both runs of a pair measured, and the operator's mailbox thread alone:",
+        "job outside inference, first | second | second / first | mailbox, first | mailbox, second |")
 
 
 def harness_cpu_table(runs, pairs):
     """The load generator's and the broker's CPU per request at each offered rate both runs of a pair
     measured: what the harness itself takes of the cores it shares with the job."""
-    parts = ("load_generator", "broker")
-    rows = []
-    for a, b, name, config in pair_configs(runs, pairs):
-        first, second = (part_points(runs[i][2], name, config, parts) for i in (a, b))
-        ratios = []
-        for rate in sorted(set(first) & set(second)):
-            ga, gb, ba, bb = (statistics.median(v[k] for v in side[rate])
-                              for k, side in ((0, first), (0, second), (1, first), (1, second)))
-            if ga > 0:
-                ratios.append(gb / ga)
-            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | {rate} | {ga:.0f} | {gb:.0f} | "
-                        f"{gb / ga if ga > 0 else float('nan'):.2f} | {ba:.0f} | {bb:.0f} |")
-        if ratios:
-            rows.append(f"| {runs[b][0]} / {runs[a][0]} | {name} | {config} | median over rates | | | "
-                        f"**{statistics.median(ratios):.2f}** | | |")
-    if not rows:
-        return []
-    return ["", "The load generator's and the broker's CPU per answered request (microseconds), median over the "
-            "points at each offered rate both runs of a pair measured:", "",
-            "| pair | scenario | configuration | offered rate (req/s) | load generator, first | second | "
-            "second / first | broker, first | broker, second |", "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
-
+    return paired_split_table(runs, pairs, lambda split: (
+        split["partsUs"].get("load_generator") or 0, split["partsUs"].get("broker") or 0),
+        "The load generator's and the broker's CPU per answered request (microseconds), median over the "
+        "points at each offered rate both runs of a pair measured:",
+        "load generator, first | second | second / first | broker, first | broker, second |")
 
 def latency_points(run, scenario, config):
     """offered rate -> [(p50, p99)] of the open-loop sweep points, and the closed loop's (p50, p99)."""
