@@ -526,8 +526,9 @@ public final class Targets {
 
     /**
      * Adds to a low_load_p99_vs_service_time entry the same ratio for Flink and Kafka alone: the
-     * passthrough's p99 at its sweep point nearest {@code low}'s rate (within a factor of 2) over
-     * its own p50 one request at a time, as {@code passthrough_floor} and at the end of the detail.
+     * passthrough's p99 at its point nearest {@code low}'s rate (within a factor of 2: its own
+     * point at that rate where the run measured one, else a sweep point) over its own p50 one
+     * request at a time, as {@code passthrough_floor} and at the end of the detail.
      * Information only: where the floor itself is over the goal, the host's scheduling and the
      * broker set the tail, not inference. Also the p99 of each part of the low-load point's answers
      * ({@link PointResult.StageTail}: queued, inference, outside) as {@code stages}, where they carry
@@ -536,7 +537,7 @@ public final class Targets {
     static Map<String, Object> withPassthroughFloor(Map<String, Object> t, ScenarioResult s, PointResult low) {
         ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
         Map<String, Object> f = floor == null || floor.sweep == null ? null
-                : passthroughFloor(floor.unloaded, floor.sweep.points(), low.offered());
+                : passthroughFloor(floor.unloaded, floor.openPoints(), low.offered());
         if (f != null) {
             t.put("passthrough_floor", f);
             t.put("detail", t.get("detail") + String.format("; Flink and Kafka alone (passthrough) at %.0f req/s: "

@@ -49,7 +49,7 @@ public final class BenchmarkRunner {
         public final Map<String, PointResult> extra = new LinkedHashMap<>();
         public String failure;
 
-        ConfigResult(SutConfig config) {
+        public ConfigResult(SutConfig config) {
             this.config = config;
         }
 
@@ -77,7 +77,7 @@ public final class BenchmarkRunner {
         public final Map<String, ConfigResult> configs = new LinkedHashMap<>();
         public String best;
 
-        ScenarioResult(Scenario scenario) {
+        public ScenarioResult(Scenario scenario) {
             this.scenario = scenario;
         }
     }
@@ -400,6 +400,17 @@ public final class BenchmarkRunner {
                 }
                 if (baseline > 0) {
                     r.extra.put("at_per_record_goodput", point(target, null, scenario, config, baseline));
+                }
+            }
+            if (config.role().equals("passthrough")) {
+                // Flink and Kafka alone at each batching configuration's low-load rate, as long as that
+                // point: the low-load target's floor (NLP's rates lie below the passthrough's sweep)
+                for (ConfigResult other : scenarioResult.configs.values()) {
+                    PointResult low = other.extra.get("at_10pct_of_capacity");
+                    if (low != null) {
+                        r.extra.put("at_low_load_of_" + other.config.name(), point(target, null, scenario, config,
+                                low.offered(), lowLoadSpec(settings, scenario.requestClasses(), low.offered())));
+                    }
                 }
             }
         });

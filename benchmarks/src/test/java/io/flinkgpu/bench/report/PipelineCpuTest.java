@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.flinkgpu.bench.load.CpuSplit;
 import io.flinkgpu.bench.load.PointResult;
+import io.flinkgpu.bench.run.BenchmarkRunner;
+import io.flinkgpu.bench.sut.Deployments;
+import io.flinkgpu.bench.sweep.RateSweep;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -99,6 +102,29 @@ class PipelineCpuTest {
         // a rate no point lies within a factor of 2 of (the NLP scenario's 2 req/s), or no service time: none
         assertThat(Targets.passthroughFloor(unloaded, sweep, 200)).isNull();
         assertThat(Targets.passthroughFloor(null, sweep, 500)).isNull();
+    }
+
+    @Test
+    void theLowLoadFloorTakesThePassthroughsOwnPointAtTheLowLoadRateWhereItHasOne() {
+        BenchmarkRunner.ScenarioResult s = new BenchmarkRunner.ScenarioResult(null);
+        BenchmarkRunner.ConfigResult floor = new BenchmarkRunner.ConfigResult(new BenchmarkRunner.SutConfig(
+                BenchmarkRunner.PASSTHROUGH, "passthrough", Deployments.Kind.PASSTHROUGH, Map.of(), "floor"));
+        floor.unloaded = latency("closed", 1, 4, 9);
+        floor.sweep = RateSweep.outcome(List.of(latency("open", 50, 4.5, 14), latency("open", 71, 4.7, 17)));
+        s.configs.put(BenchmarkRunner.PASSTHROUGH, floor);
+        PointResult low = latency("open", 13, 20, 26);
+        // NLP's low-load rate lies more than a factor of 2 below the passthrough's sweep: no floor
+        assertThat(Targets.withPassthroughFloor(new java.util.LinkedHashMap<>(Map.of("detail", "d")), s, low))
+                .doesNotContainKey("passthrough_floor");
+        // with the passthrough's own point at that rate, that point is the floor
+        floor.extra.put("at_low_load_of_job-tuned-3", latency("open", 13, 4.2, 8.4));
+        Map<String, Object> t = Targets.withPassthroughFloor(new java.util.LinkedHashMap<>(Map.of("detail", "d")), s,
+                low);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> f = (Map<String, Object>) t.get("passthrough_floor");
+        assertThat(f).containsEntry("rate", 13.0).containsEntry("p99_ms", 8.4);
+        assertThat((Double) f.get("ratio")).isCloseTo(8.4 / 4, within(1e-9));
+        assertThat((String) t.get("detail")).contains("Flink and Kafka alone (passthrough) at 13 req/s");
     }
 
     @Test
