@@ -8,7 +8,12 @@
 # BENCH_HEAP replaces the heap options (default -Xms2g -Xmx4g), e.g. BENCH_HEAP="-Xms8g -Xmx8g".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -B -q -pl benchmarks compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath >/dev/null
+if ! build_log=$(mvn -B -q -pl benchmarks compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath 2>&1); then
+  printf '%s\n' "$build_log" | grep -E '\[ERROR\]' | head -5 >&2
+  echo "run.sh: could not build the harness against the project's installed jars; install them first (once, and" >&2
+  echo "after they change): mvn -B -q install -DskipTests -pl benchmarks -am" >&2
+  exit 1
+fi
 snapshot=benchmarks/target/bench-lib
 rm -rf "$snapshot" && mkdir -p "$snapshot"
 cp=""
