@@ -12,9 +12,6 @@ import json
 import os
 import sys
 
-PARTS = ("job_source", "job_parser", "job_operator_mailbox", "job_inference_threads", "job_sink", "job_other")
-
-
 def saturation_point(config):
     points = [p for p in config.get("sweep", []) if p.get("cpuPerRequest")]
     return max(points, key=lambda p: p["throughput"]) if points else None
@@ -24,7 +21,6 @@ def raw_us_per_sample(ceiling, mean_batch):
     """One intra-op thread's CPU-microseconds per sample of raw ONNX Runtime at the ceiling's batch size nearest
     the mean batch (the ceiling measures batch sizes on a grid); None without a ceiling."""
     raw = [c for c in ceiling or [] if c.get("path") == "raw"]
-    mean_batch = float(mean_batch)  # result.json writes NaN as "NaN"
     if not raw or mean_batch != mean_batch:  # no ceiling, or NaN (the passthrough)
         return None
     nearest = min(raw, key=lambda c: abs(c["batch"] - mean_batch))
@@ -43,13 +39,13 @@ def rows(run):
                 continue
             cpu = point["cpuPerRequest"]
             parts = cpu["partsUs"]
-            outside = sum(parts.get(k, 0.0) for k in PARTS if k != "job_inference_threads")
-            raw = raw_us_per_sample(scenario.get("ceiling"), point.get("meanBatch", float("nan")))
+            inference = parts.get("job_inference_threads", 0.0)
+            batch = float(point.get("meanBatch", "NaN"))  # result.json writes NaN as "NaN"
             out.append({
                 "scenario": scenario["name"], "config": name, "offered": point["offered"],
-                "answered": point["throughput"], "batch": float(point.get("meanBatch", "NaN")),
-                "cores": point.get("benchmarkCores"), "process": cpu["processUs"], "outside": outside,
-                "inference": parts.get("job_inference_threads", 0.0), "raw": raw,
+                "answered": point["throughput"], "batch": batch,
+                "cores": point.get("benchmarkCores"), "process": cpu["processUs"], "outside": cpu["jobUs"] - inference,
+                "inference": inference, "raw": raw_us_per_sample(scenario.get("ceiling"), batch),
                 "broker": parts.get("broker", 0.0), "load": parts.get("load_generator", 0.0),
                 "vs_floor": cpu["processUs"] / floor_us if floor_us else None,
             })
