@@ -10,10 +10,11 @@ With three or more pairs it also writes the median goodput of the first runs of 
 the second ones, and their ratio: interleaved runs on one machine see the same drift, so the
 medians' ratio is steadier than any single pair's.
 """
-import json
 import os
 import statistics
 import sys
+
+import result_points
 
 
 def main():
@@ -21,8 +22,7 @@ def main():
     runs = []
     for arg in sys.argv[3:]:
         label, path = arg.split("=", 1)
-        with open(path, encoding="utf-8") as f:
-            runs.append((label, path, json.load(f)))
+        runs.append((label, path, result_points.load(path)))
     base_dir = os.path.dirname(out)
     lines = [f"# {title}", ""]
     for label, path, r in runs:
@@ -77,16 +77,8 @@ def main():
         f.write("\n".join(lines) + "\n")
 
 
-def config_of(run, scenario, config):
-    """A run's result for one configuration of one scenario, or None where it has none."""
-    s = next((s for s in run["scenarios"] if s["name"] == scenario), None)
-    return None if s is None else s["configs"].get(config)
-
-
-def all_points(c):
-    """Every point of a configuration's result: its sweep, then its extra points."""
-    extra = c.get("extra_points") or {}
-    return (c.get("sweep") or []) + list(extra.values() if isinstance(extra, dict) else extra)
+config_of = result_points.config_of
+all_points = result_points.all_points
 
 
 def points(run, scenario, config):
@@ -133,11 +125,10 @@ def cpu_table(runs, pairs):
 def split_points(run, scenario, config, read):
     """offered rate -> [read(the point's per-thread CPU split)] of every open-loop sweep point with such a
     split (runs from before the split have none)."""
-    c = config_of(run, scenario, config)
     out = {}
-    for p in (c or {}).get("sweep") or []:
-        split = p.get("cpuPerRequest")
-        if p.get("mode") == "open" and split and split.get("answers"):
+    for p in result_points.sweep_points(config_of(run, scenario, config)):
+        split = result_points.cpu_split(p)
+        if p.get("mode") == "open" and split:
             out.setdefault(round(p["offered"]), []).append(read(split))
     return out
 
@@ -179,8 +170,7 @@ def job_cpu_table(runs, pairs):
     offered rate both runs of a pair measured: what a change to the pipeline's code saves, without
     the broker's and the load generator's share."""
     return paired_split_table(runs, pairs, lambda split: (
-        split["jobUs"] - (split["partsUs"].get("job_inference_threads") or 0),
-        split["partsUs"].get("job_operator_mailbox") or 0),
+        result_points.job_outside_inference_us(split), result_points.part_us(split, "job_operator_mailbox")),
         "The job's own CPU per answered request (microseconds: the job's threads except the inference "
         "execution threads, i.e. source, mailbox, sinks, flushers and timers), median over the points at each "
         "offered rate both runs of a pair measured, and the operator's mailbox thread alone:",
@@ -191,7 +181,7 @@ def harness_cpu_table(runs, pairs):
     """The load generator's and the broker's CPU per request at each offered rate both runs of a pair
     measured: what the harness itself takes of the cores it shares with the job."""
     return paired_split_table(runs, pairs, lambda split: (
-        split["partsUs"].get("load_generator") or 0, split["partsUs"].get("broker") or 0),
+        result_points.part_us(split, "load_generator"), result_points.part_us(split, "broker")),
         "The load generator's and the broker's CPU per answered request (microseconds), median over the "
         "points at each offered rate both runs of a pair measured:",
         "load generator, first | second | second / first | broker, first | broker, second |")

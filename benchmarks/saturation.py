@@ -8,12 +8,14 @@ a request costs there is what bounds its throughput.
 Usage, from the repository root:
   python3 benchmarks/saturation.py OUT.md LABEL=result.json [LABEL=result.json ...]
 """
-import json
 import os
 import sys
 
+import result_points
+
+
 def saturation_point(config):
-    points = [p for p in config.get("sweep", []) if p.get("cpuPerRequest")]
+    points = [p for p in result_points.sweep_points(config) if result_points.cpu_split(p)]
     return max(points, key=lambda p: p["throughput"]) if points else None
 
 
@@ -37,16 +39,17 @@ def rows(run):
             point = saturation_point(config)
             if point is None:
                 continue
-            cpu = point["cpuPerRequest"]
-            parts = cpu["partsUs"]
-            inference = parts.get("job_inference_threads", 0.0)
+            cpu = result_points.cpu_split(point)
+            inference = result_points.part_us(cpu, "job_inference_threads")
             batch = float(point.get("meanBatch", "NaN"))  # result.json writes NaN as "NaN"
             out.append({
                 "scenario": scenario["name"], "config": name, "offered": point["offered"],
                 "answered": point["throughput"], "batch": batch,
-                "cores": point.get("benchmarkCores"), "process": cpu["processUs"], "outside": cpu["jobUs"] - inference,
+                "cores": point.get("benchmarkCores"), "process": cpu["processUs"],
+                "outside": result_points.job_outside_inference_us(cpu),
                 "inference": inference, "raw": raw_us_per_sample(scenario.get("ceiling"), batch),
-                "broker": parts.get("broker", 0.0), "load": parts.get("load_generator", 0.0),
+                "broker": result_points.part_us(cpu, "broker"),
+                "load": result_points.part_us(cpu, "load_generator"),
                 "vs_floor": cpu["processUs"] / floor_us if floor_us else None,
             })
     return out
@@ -71,8 +74,7 @@ def main():
              "at the passthrough's own saturation.", ""]
     for arg in sys.argv[2:]:
         label, path = arg.split("=", 1)
-        with open(path, encoding="utf-8") as f:
-            run = json.load(f)
+        run = result_points.load(path)
         lines += [f"## {label}: run `{run['run_id']}` at revision `{run['versions']['git']}`", "",
                   f"{run['machine']['nproc']} CPUs ({run['machine']['cpu']}), "
                   f"[result.json]({os.path.relpath(path, base)})"]

@@ -363,6 +363,24 @@ public final class BenchmarkRunner {
                 e.printStackTrace(out);
             }
         }
+        // Points that need another configuration's result, for configurations that ran before it
+        // (all of them with --reverse-order): each such configuration is started once more
+        for (SutConfig config : runOrder(configs, reverseOrder)) {
+            ConfigResult r = result.configs.get(config.name());
+            Map<String, RunSpec> missing = missingPoints(r, result, settings, scenario.requestClasses());
+            if (r.failure != null || missing.isEmpty()) {
+                continue;
+            }
+            try {
+                out.printf("--- %s / %s again, for %s%n", scenario.name(), config.name(),
+                        String.join(", ", missing.keySet()));
+                withJob(kafka, scenario, modelFile, config, (target, meter) -> measureMissing(target, scenario, r,
+                        result));
+            } catch (Exception e) {
+                out.println("    FAILED: " + e);
+                e.printStackTrace(out);
+            }
+        }
         String best = null;
         for (ConfigResult r : result.configs.values()) {
             if (r.config.role().equals("batching") && (best == null
@@ -392,28 +410,92 @@ public final class BenchmarkRunner {
                 r.extra.put("at_10pct_of_capacity", point(target, null, scenario, config, low,
                         lowLoadSpec(settings, scenario.requestClasses(), low)));
                 r.extra.put("at_80pct_of_capacity", point(target, null, scenario, config, 0.8 * r.goodput()));
-                double baseline = 0;
-                for (ConfigResult other : scenarioResult.configs.values()) {
-                    if (other.config.role().equals("per-record")) {
-                        baseline = Math.max(baseline, other.goodput());
-                    }
-                }
-                if (baseline > 0) {
-                    r.extra.put("at_per_record_goodput", point(target, null, scenario, config, baseline));
-                }
             }
-            if (config.role().equals("passthrough")) {
-                // Flink and Kafka alone at each batching configuration's low-load rate, as long as that
-                // point: the low-load target's floor (NLP's rates lie below the passthrough's sweep)
-                for (ConfigResult other : scenarioResult.configs.values()) {
-                    PointResult low = other.extra.get("at_10pct_of_capacity");
-                    if (low != null) {
-                        r.extra.put("at_low_load_of_" + other.config.name(), point(target, null, scenario, config,
-                                low.offered(), lowLoadSpec(settings, scenario.requestClasses(), low.offered())));
-                    }
-                }
-            }
+            measureMissing(target, scenario, r, scenarioResult);
         });
+    }
+
+    /** Measures on {@code target} (running {@code r}'s configuration) the points {@link #missingPoints} names. */
+    private void measureMissing(Target target, Scenario scenario, ConfigResult r, ScenarioResult scenarioResult)
+            throws Exception {
+        for (Map.Entry<String, RunSpec> e : missingPoints(r, scenarioResult, settings, scenario.requestClasses())
+                .entrySet()) {
+            double rate = e.getKey().equals(AT_PER_RECORD) ? perRecordGoodput(scenarioResult)
+                    : scenarioResult.configs.get(e.getKey().substring(AT_LOW_LOAD_OF.length()))
+                            .extra.get("at_10pct_of_capacity").offered();
+            r.extra.put(e.getKey(), point(target, null, scenario, r.config, rate, e.getValue()));
+        }
+    }
+
+    static final String AT_PER_RECORD = "at_per_record_goodput";
+    static final String AT_LOW_LOAD_OF = "at_low_load_of_";
+
+    /**
+     * The points of {@code r} that depend on other configurations' results and are not measured
+     * yet, by name, with the run spec of each: a batching configuration's point at the best
+     * per-record baseline's goodput, and the passthrough's point at each batching configuration's
+     * low-load rate, as long as that point (the low-load target's floor; NLP's rates lie below the
+     * passthrough's sweep) unless a point of the passthrough's already has that rate and length (a
+     * sweep point, or the point of another configuration with the same low-load rate). A configuration that runs before the ones it depends on (every one with
+     * {@code --reverse-order}) has them missing after its own run. {@code classes}: the scenario's
+     * request classes, which set how long a low-load point is.
+     */
+    static Map<String, RunSpec> missingPoints(ConfigResult r, ScenarioResult scenarioResult,
+            BenchmarkSettings settings, RequestClasses classes) {
+        Map<String, RunSpec> missing = new LinkedHashMap<>();
+        if (r.goodput() > 0 && r.config.role().equals("batching") && perRecordGoodput(scenarioResult) > 0
+                && !r.extra.containsKey(AT_PER_RECORD)) {
+            missing.put(AT_PER_RECORD, settings.point());
+        }
+        if (r.config.role().equals("passthrough") && r.sweep != null) {
+            List<Double> missingRates = new ArrayList<>();
+            for (ConfigResult other : scenarioResult.configs.values()) {
+                PointResult low = other.extra.get("at_10pct_of_capacity");
+                String name = AT_LOW_LOAD_OF + other.config.name();
+                if (low == null || r.extra.containsKey(name)) {
+                    continue;
+                }
+                // the spec of a low-load point depends on its rate only, so the passthrough's point for
+                // another configuration at the same rate (measured, or about to be) serves this one too
+                RunSpec spec = lowLoadSpec(settings, classes, low.offered());
+                boolean sameRate = offeredAt(r.extra.values(), low.offered()) || missingRates.contains(low.offered());
+                if (!sameRate && !sweptAt(r.sweep.points(), low.offered(), spec, settings.point())) {
+                    missing.put(name, spec);
+                    missingRates.add(low.offered());
+                }
+            }
+        }
+        return missing;
+    }
+
+    /** The best per-record baseline's goodput in {@code s} (0 where none ran or none passed). */
+    static double perRecordGoodput(ScenarioResult s) {
+        double baseline = 0;
+        for (ConfigResult other : s.configs.values()) {
+            if (other.config.role().equals("per-record")) {
+                baseline = Math.max(baseline, other.goodput());
+            }
+        }
+        return baseline;
+    }
+
+    /**
+     * Whether {@code points} hold an open-loop point offered at {@code rate} (within 0.1%) measured
+     * with {@code sweepSpec}, which is {@code spec}: a point at that rate and of that length would
+     * be measured twice (the low-load target's floor takes the sweep's point on a tie).
+     */
+    static boolean sweptAt(List<PointResult> points, double rate, RunSpec spec, RunSpec sweepSpec) {
+        return spec.equals(sweepSpec) && offeredAt(points, rate);
+    }
+
+    /** Whether {@code points} hold an open-loop point offered at {@code rate} (within 0.1%). */
+    static boolean offeredAt(java.util.Collection<PointResult> points, double rate) {
+        for (PointResult p : points) {
+            if ("open".equals(p.mode()) && Math.abs(p.offered() / rate - 1) < 1e-3) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
