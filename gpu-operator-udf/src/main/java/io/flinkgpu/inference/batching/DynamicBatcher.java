@@ -238,6 +238,24 @@ public final class DynamicBatcher<T> {
     }
 
     /**
+     * Demotes or drops (handing them to {@link #takeExpired()}) the queued requests whose deadline
+     * passed, and ages the rest, without cutting a batch: what {@link #poll()} does first, for a
+     * caller with no execution thread free to run one.
+     */
+    public void expire() {
+        queue.expireAndAge(ticker.nanos());
+    }
+
+    /** The earliest deadline of a queued request, or empty when no queued request has one. */
+    public OptionalLong nextDeadlineNanos() {
+        long earliest = Long.MAX_VALUE;
+        for (RequestQueue.Lane<T> lane : queue.lanes()) {
+            earliest = Math.min(earliest, lane.earliestDeadlineNanos());
+        }
+        return earliest == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(earliest);
+    }
+
+    /**
      * The earliest time at which a queue becomes ready by waiting or a queued deadline passes, or
      * empty when nothing is queued. A queue that is already ready reports "now".
      */

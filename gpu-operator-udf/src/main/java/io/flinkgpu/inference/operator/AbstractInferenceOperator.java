@@ -439,8 +439,12 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             }
             submit(batch);
         }
+        boolean busy = executing.size() >= executionThreads;
+        if (busy) {
+            batcher.expire(); // no batch can start, but a request whose deadline passed is answered now
+        }
         emitExpired();
-        armTimer();
+        armTimer(busy);
         if (queueSlot != null) {
             // a request waits for the batches executing to end, not for each of their requests
             queueSlot.publish(batcher.queuedRequests() + executing.size());
@@ -459,8 +463,14 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         }
     }
 
-    private void armTimer() {
-        OptionalLong next = batcher.nextReadyNanos();
+    /**
+     * Arms a timer for the next time {@link #dispatch()} has something to do. While every execution
+     * thread is {@code busy}, a batch's completion dispatches again, so only a queued deadline
+     * needs one: a ready queue would otherwise re-arm a timer every millisecond until a thread is
+     * free, each one a wake-up of the timer thread and a mail to the mailbox that starts nothing.
+     */
+    private void armTimer(boolean busy) {
+        OptionalLong next = busy ? batcher.nextDeadlineNanos() : batcher.nextReadyNanos();
         if (next.isEmpty()) {
             return;
         }
