@@ -68,6 +68,7 @@ def main():
     if len(pairs) >= 3:
         lines += cpu_table(runs, pairs)
     lines += job_cpu_table(runs, pairs)
+    lines += timer_cpu_table(runs, pairs)
     lines += harness_cpu_table(runs, pairs)
     lines += latency_table(runs, pairs)
     lines += low_load_table(runs)
@@ -175,6 +176,18 @@ def job_cpu_table(runs, pairs):
         "execution threads, i.e. source, mailbox, sinks, flushers and timers), median over the points at each "
         "offered rate both runs of a pair measured, and the operator's mailbox thread alone:",
         "job outside inference, first | second | second / first | mailbox, first | mailbox, second |")
+
+
+def timer_cpu_table(runs, pairs):
+    """The job's timer and buffer-flusher threads' CPU per request (part job_other: Flink's "Time Trigger"
+    and "OutputFlusher" threads) at each offered rate both runs of a pair measured, beside the source's:
+    what a change to the operator's timers saves."""
+    return paired_split_table(runs, pairs, lambda split: (
+        result_points.part_us(split, "job_other"), result_points.part_us(split, "job_source")),
+        "The job's timer and buffer-flusher threads' CPU per answered request (microseconds: Flink's \"Time "
+        "Trigger\" and \"OutputFlusher\" threads), median over the points at each offered rate both runs of a "
+        "pair measured, and the source's threads:",
+        "timers and flushers, first | second | second / first | source, first | source, second |")
 
 
 def harness_cpu_table(runs, pairs):
