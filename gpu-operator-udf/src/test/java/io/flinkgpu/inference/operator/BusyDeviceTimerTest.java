@@ -12,12 +12,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Collectors;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.runtime.tasks.mailbox.Mail;
-import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -55,26 +52,10 @@ class BusyDeviceTimerTest {
                 new RequestParameters(0, timeoutMs, null, 0, null)));
     }
 
-    /** Runs the mails already in the mailbox (batch completions, timers' callbacks). */
-    private static void runPendingMails(OneInputStreamOperatorTestHarness<?, ?> h) throws Exception {
-        for (Optional<Mail> m = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY); m.isPresent();
-                m = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY)) {
-            m.get().run();
-        }
-    }
-
     /** Runs mails as they come until {@code n} answers are out (30 s at most); the answers by id. */
     private static Map<String, InferenceResponse> awaitAnswers(
             OneInputStreamOperatorTestHarness<InferenceRequest, InferenceResponse> h, int n) throws Exception {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (h.extractOutputValues().size() < n && System.nanoTime() < deadline) {
-            Optional<Mail> mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY);
-            if (mail.isPresent()) {
-                mail.get().run();
-            } else {
-                Thread.sleep(2);
-            }
-        }
+        Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= n);
         return h.extractOutputValues().stream().collect(Collectors.toMap(InferenceResponse::id, r -> r));
     }
 
@@ -105,7 +86,7 @@ class BusyDeviceTimerTest {
             assertThat(h.getProcessingTimeService().getNumActiveTimers()).isEqualTo(1);
             Thread.sleep(60);
             h.setProcessingTime(h.getProcessingTime() + 100); // the deadline's timer fires
-            runPendingMails(h);
+            Mailboxes.runPending(h);
 
             Map<String, InferenceResponse> early = h.extractOutputValues().stream()
                     .collect(Collectors.toMap(InferenceResponse::id, r -> r));

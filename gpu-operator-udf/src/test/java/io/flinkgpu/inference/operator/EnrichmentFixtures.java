@@ -12,13 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.Random;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.streaming.runtime.tasks.mailbox.Mail;
-import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 
 /**
@@ -141,14 +138,6 @@ final class EnrichmentFixtures {
 
     /** Runs mail (batch completions) until {@code answers} events are answered or the time is up. */
     static void runMailUntil(OneInputStreamOperatorTestHarness<Reading, Scored> h, int answers) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (h.extractOutputValues().size() + failures(h).size() < answers && System.nanoTime() < deadline) {
-            Optional<Mail> mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY);
-            if (mail.isPresent()) {
-                mail.get().run();
-            } else {
-                Thread.sleep(1);
-            }
-        }
+        Mailboxes.runUntil(h, () -> h.extractOutputValues().size() + failures(h).size() >= answers);
     }
 }

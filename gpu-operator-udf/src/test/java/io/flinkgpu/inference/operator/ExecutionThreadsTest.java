@@ -14,12 +14,9 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.runtime.tasks.mailbox.Mail;
-import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -96,15 +93,7 @@ class ExecutionThreadsTest {
             h.processElement(new StreamRecord<>(request("a")));
             h.processElement(new StreamRecord<>(request("b")));
             // run the batches' mails as they come, without ending the input (which flushes the queue)
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (h.extractOutputValues().size() < 2 && System.nanoTime() < deadline) {
-                Optional<Mail> mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY);
-                if (mail.isPresent()) {
-                    mail.get().run();
-                } else {
-                    Thread.sleep(2);
-                }
-            }
+            Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= 2);
             List<InferenceResponse> out = h.extractOutputValues();
             assertThat(out).hasSize(2).allSatisfy(r -> assertThat(r.isError()).as(r.id()).isFalse());
             return out.stream().sorted(Comparator.comparing(InferenceResponse::id))

@@ -12,11 +12,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.runtime.tasks.mailbox.Mail;
-import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,10 +45,7 @@ class GpuInferenceOperatorDevicesTest {
     }
 
     private static void runMail(OneInputStreamOperatorTestHarness<?, ?> h) throws Exception {
-        Optional<Mail> mail;
-        while ((mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY)).isPresent()) {
-            mail.get().run();
-        }
+        Mailboxes.runPending(h);
     }
 
     @Test

@@ -19,13 +19,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.stream.Collectors;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.runtime.tasks.mailbox.Mail;
-import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -76,15 +73,7 @@ class GpuInferenceOperatorTest {
     /** Runs mail (batch completions) until the predicate holds or the time is up. */
     private static void runMailUntil(OneInputStreamOperatorTestHarness<?, InferenceResponse> h, int responses)
             throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (h.extractOutputValues().size() < responses && System.nanoTime() < deadline) {
-            Optional<Mail> mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY);
-            if (mail.isPresent()) {
-                mail.get().run();
-            } else {
-                Thread.sleep(1);
-            }
-        }
+        Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= responses);
     }
 
     private static Map<String, InferenceResponse> byId(List<InferenceResponse> responses) {
@@ -178,11 +167,7 @@ class GpuInferenceOperatorTest {
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (h.extractOutputValues().isEmpty() && System.nanoTime() < deadline) {
                 h.setProcessingTime(h.getProcessingTime() + 1); // fires the batcher's delay timer
-                runMailUntil(h, 0);
-                Optional<Mail> mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY);
-                if (mail.isPresent()) {
-                    mail.get().run();
-                }
+                Mailboxes.runPending(h);
                 Thread.sleep(1);
             }
             assertThat(h.extractOutputValues()).singleElement()
