@@ -367,7 +367,7 @@ public final class BenchmarkRunner {
         // (all of them with --reverse-order): each such configuration is started once more
         for (SutConfig config : runOrder(configs, reverseOrder)) {
             ConfigResult r = result.configs.get(config.name());
-            Map<String, RunSpec> missing = missingPoints(r, result, settings, scenario.requestClasses());
+            Map<String, MissingPoint> missing = missingPoints(r, result, settings, scenario.requestClasses());
             if (r.failure != null || missing.isEmpty()) {
                 continue;
             }
@@ -418,34 +418,36 @@ public final class BenchmarkRunner {
     /** Measures on {@code target} (running {@code r}'s configuration) the points {@link #missingPoints} names. */
     private void measureMissing(Target target, Scenario scenario, ConfigResult r, ScenarioResult scenarioResult)
             throws Exception {
-        for (Map.Entry<String, RunSpec> e : missingPoints(r, scenarioResult, settings, scenario.requestClasses())
-                .entrySet()) {
-            double rate = e.getKey().equals(AT_PER_RECORD) ? perRecordGoodput(scenarioResult)
-                    : scenarioResult.configs.get(e.getKey().substring(AT_LOW_LOAD_OF.length()))
-                            .extra.get("at_10pct_of_capacity").offered();
-            r.extra.put(e.getKey(), point(target, null, scenario, r.config, rate, e.getValue()));
+        for (Map.Entry<String, MissingPoint> e : missingPoints(r, scenarioResult, settings,
+                scenario.requestClasses()).entrySet()) {
+            r.extra.put(e.getKey(), point(target, null, scenario, r.config, e.getValue().rate(), e.getValue().spec()));
         }
     }
+
+    /** A point still to measure: its offered rate and run spec. */
+    record MissingPoint(double rate, RunSpec spec) {}
 
     static final String AT_PER_RECORD = "at_per_record_goodput";
     static final String AT_LOW_LOAD_OF = "at_low_load_of_";
 
     /**
      * The points of {@code r} that depend on other configurations' results and are not measured
-     * yet, by name, with the run spec of each: a batching configuration's point at the best
+     * yet, by name, with the rate and run spec of each: a batching configuration's point at the best
      * per-record baseline's goodput, and the passthrough's point at each batching configuration's
      * low-load rate, as long as that point (the low-load target's floor; NLP's rates lie below the
      * passthrough's sweep) unless a point of the passthrough's already has that rate and length (a
-     * sweep point, or the point of another configuration with the same low-load rate). A configuration that runs before the ones it depends on (every one with
-     * {@code --reverse-order}) has them missing after its own run. {@code classes}: the scenario's
-     * request classes, which set how long a low-load point is.
+     * sweep point, or the point of another configuration with the same low-load rate). A
+     * configuration that runs before the ones it depends on (every one with {@code --reverse-order})
+     * has them missing after its own run. {@code classes}: the scenario's request classes, which set
+     * how long a low-load point is.
      */
-    static Map<String, RunSpec> missingPoints(ConfigResult r, ScenarioResult scenarioResult,
+    static Map<String, MissingPoint> missingPoints(ConfigResult r, ScenarioResult scenarioResult,
             BenchmarkSettings settings, RequestClasses classes) {
-        Map<String, RunSpec> missing = new LinkedHashMap<>();
-        if (r.goodput() > 0 && r.config.role().equals("batching") && perRecordGoodput(scenarioResult) > 0
+        Map<String, MissingPoint> missing = new LinkedHashMap<>();
+        double perRecord = perRecordGoodput(scenarioResult);
+        if (r.goodput() > 0 && r.config.role().equals("batching") && perRecord > 0
                 && !r.extra.containsKey(AT_PER_RECORD)) {
-            missing.put(AT_PER_RECORD, settings.point());
+            missing.put(AT_PER_RECORD, new MissingPoint(perRecord, settings.point()));
         }
         if (r.config.role().equals("passthrough") && r.sweep != null) {
             List<Double> missingRates = new ArrayList<>();
@@ -460,7 +462,7 @@ public final class BenchmarkRunner {
                 RunSpec spec = lowLoadSpec(settings, classes, low.offered());
                 boolean sameRate = offeredAt(r.extra.values(), low.offered()) || missingRates.contains(low.offered());
                 if (!sameRate && !sweptAt(r.sweep.points(), low.offered(), spec, settings.point())) {
-                    missing.put(name, spec);
+                    missing.put(name, new MissingPoint(low.offered(), spec));
                     missingRates.add(low.offered());
                 }
             }
