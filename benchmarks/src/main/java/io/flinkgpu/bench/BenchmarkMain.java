@@ -44,7 +44,7 @@ public final class BenchmarkMain implements Callable<Integer> {
             + "nlp-int8 (its INT8 twin) (default: image, recommendation).")
     List<String> scenarios = new ArrayList<>(List.of(ImageScenario.NAME, RecommendationScenario.NAME));
 
-    @Option(names = "--configs", split = ",", description = "Subset of: ceiling, passthrough, flink-map, "
+    @Option(names = "--configs", split = ",", description = "Subset of: ceiling, passthrough, kafka-relay (Kafka alone, no Flink), flink-map, "
             + "flink-async, job-batching-off, job-batching-default, job-tuned-N, sql-batched, sql-batch1 (ML_PREDICT with "
             + "the onnx model provider at the job's max-batch-size and at 1) (default: all).")
     List<String> configs = new ArrayList<>();
