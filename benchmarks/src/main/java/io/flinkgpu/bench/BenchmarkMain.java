@@ -153,8 +153,8 @@ public final class BenchmarkMain implements Callable<Integer> {
         System.out.println("Wrote " + runDir.resolve(Report.RESULT_FILE) + " and " + runDir.resolve(Report.REPORT_FILE));
         if (publish != null) {
             Path dir = publish.isAbsolute() ? publish : root.resolve(publish);
-            Report.publish(runDir, dir, doc);
-            System.out.println("Published to " + dir.resolve(mode) + " and " + dir.resolve(Report.SUMMARY_FILE));
+            Path summary = Report.publish(runDir, dir, doc);
+            System.out.println("Published to " + dir.resolve(mode) + " and " + summary);
         }
         return 0;
     }
