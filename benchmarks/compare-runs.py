@@ -252,18 +252,22 @@ def low_load_table(runs):
             point = ((c or {}).get("extra_points") or {}).get("at_10pct_of_capacity") or {}
             pauses = (point.get("cpuPerRequest") or {}).get("gcPauses")
             floor = t.get("passthrough_floor") or {}
+            relay = t.get("kafka_relay_floor") or {}
             rows.append(f"| {label} | {t['scenario']} | {config} | "
                         + (f"{point['offered']:.0f} | {point['p50']:.2f} | {point['p99']:.2f}" if point else "- | - | -")
                         + f" | {t['measured']:.2f} | "
                         + (f"{floor['ratio']:.2f}" if floor.get("ratio") is not None else "-") + " | "
+                        + (f"{relay['ratio']:.2f}" if relay.get("ratio") is not None else "-") + " | "
                         + (f"{pauses['count']} / {pauses['longestMs']:.0f}" if pauses else "-") + " |")
     if not rows:
         return []
     return ["", "The low-load target of each run (`low_load_p99_vs_service_time`: p99 at 10% of capacity over the "
             "single-request service time, goal <= 1.5), that point's p50 and p99 (ms), the passthrough's own ratio at "
-            "the nearest rate, and the collector's stop-the-world pauses during the point (count / longest ms):", "",
-            "| run | scenario | configuration | rate (req/s) | p50 | p99 | ratio | passthrough's ratio | GC pauses |",
-            "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
+            "the nearest rate, Kafka alone's (the kafka-relay configuration; - in runs without it), and the "
+            "collector's stop-the-world pauses during the point (count / longest ms):", "",
+            "| run | scenario | configuration | rate (req/s) | p50 | p99 | ratio | passthrough's ratio | "
+            "Kafka alone's ratio | GC pauses |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"] + rows
 
 
 def low_points(run, scenario, config):

@@ -44,7 +44,7 @@ public final class BenchmarkMain implements Callable<Integer> {
             + "nlp-int8 (its INT8 twin) (default: image, recommendation).")
     List<String> scenarios = new ArrayList<>(List.of(ImageScenario.NAME, RecommendationScenario.NAME));
 
-    @Option(names = "--configs", split = ",", description = "Subset of: ceiling, passthrough, flink-map, "
+    @Option(names = "--configs", split = ",", description = "Subset of: ceiling, passthrough, kafka-relay (Kafka alone, no Flink), flink-map, "
             + "flink-async, job-batching-off, job-batching-default, job-tuned-N, sql-batched, sql-batch1 (ML_PREDICT with "
             + "the onnx model provider at the job's max-batch-size and at 1) (default: all).")
     List<String> configs = new ArrayList<>();
@@ -153,8 +153,8 @@ public final class BenchmarkMain implements Callable<Integer> {
         System.out.println("Wrote " + runDir.resolve(Report.RESULT_FILE) + " and " + runDir.resolve(Report.REPORT_FILE));
         if (publish != null) {
             Path dir = publish.isAbsolute() ? publish : root.resolve(publish);
-            Report.publish(runDir, dir, doc);
-            System.out.println("Published to " + dir.resolve(mode) + " and " + dir.resolve(Report.SUMMARY_FILE));
+            Path summary = Report.publish(runDir, dir, doc);
+            System.out.println("Published to " + dir.resolve(mode) + " and " + summary);
         }
         return 0;
     }

@@ -26,7 +26,7 @@ class BenchmarkSmokeTest {
         java.io.StringWriter err = new java.io.StringWriter();
         int exit = new CommandLine(new BenchmarkMain()).setErr(new java.io.PrintWriter(err, true))
                 .execute("--mode=smoke", "--scenarios=image",
-                "--configs=ceiling,job-batching-off,job-batching-default,sql-batched,sql-batch1,passthrough",
+                "--configs=ceiling,job-batching-off,job-batching-default,sql-batched,sql-batch1,kafka-relay,passthrough",
                 "--out=" + out,
                 "--publish=" + publish);
         assertThat(exit).as("%s", err).isZero();
@@ -50,6 +50,10 @@ class BenchmarkSmokeTest {
         JsonNode passthrough = image.path("configs").path("passthrough");
         assertThat(passthrough.path("failure").isNull()).as("%s", passthrough.path("failure")).isTrue();
         assertThat(passthrough.path("role").asText()).isEqualTo("passthrough");
+        // Kafka alone: a plain consumer and producer answering as the passthrough does, without Flink
+        JsonNode relay = image.path("configs").path("kafka-relay");
+        assertThat(relay.path("failure").isNull()).as("%s", relay.path("failure")).isTrue();
+        assertThat(relay.path("role").asText()).isEqualTo("relay");
 
         // ML_PREDICT with the onnx provider between Kafka tables of raw tensor bytes (value format raw, key = id,
         // errors in a header): every answer decoded as a
@@ -85,7 +89,7 @@ class BenchmarkSmokeTest {
 
         // CPU per request, split by thread, on every point of every configuration
         for (String config : new String[] {"job-batching-off", "job-batching-default", "sql-batched", "sql-batch1",
-                "passthrough"}) {
+                "kafka-relay", "passthrough"}) {
             JsonNode c = image.path("configs").path(config);
             assertGoodputConsistent(config, c);
             for (JsonNode point : c.path("sweep")) {
@@ -95,6 +99,11 @@ class BenchmarkSmokeTest {
             }
             assertCpuSplit(config, c.path("unloaded_closed_loop_1"));
         }
+        // the relay's loop reads and answers (the source), its producer writes (the sink); no Flink task runs
+        JsonNode relayCpu = relay.path("sweep").get(0).path("cpuPerRequest").path("partsUs");
+        assertThat(relayCpu.path("job_source").asDouble()).isPositive();
+        assertThat(relayCpu.path("job_sink").asDouble()).isPositive();
+        assertThat(relayCpu.path("job_operator_mailbox").asDouble()).isZero();
 
         String report = Files.readString(out.resolve("report.md"));
         assertThat(report).contains("## image", "| configuration |", "job-batching-default", "## Targets",

@@ -358,6 +358,16 @@ public final class InferenceJob {
                 .build();
     }
 
+    /**
+     * The producer properties the job's at-least-once sinks write with under {@code config} (its
+     * tuning defaults, the {@code inference.kafka.properties.*} pass-through, the record size): for
+     * a plain Kafka client that is to write as the job does.
+     */
+    public static Properties sinkProducerProperties(ReadableConfig config) {
+        return producerConfig(kafkaClientProperties(config), false,
+                (int) Math.min(Integer.MAX_VALUE, config.get(InferenceJobOptions.MAX_RECORD_SIZE).getBytes()));
+    }
+
     /** Room for the key, headers and batch framing within max.request.size. */
     private static final int RECORD_OVERHEAD_BYTES = 1024;
 

@@ -24,8 +24,9 @@ import java.util.Map;
  * <p>Threads are told apart by their thread group and name: Flink runs every task in the thread
  * group {@value #FLINK_TASK_GROUP}, whose threads (and the threads they start: the Kafka source's
  * fetcher, the sink's producer, the inference executor) inherit it, and names a task thread after
- * the operators chained in it; the harness starts the broker in {@value #BROKER_GROUP} and each
- * Flink cluster in {@value #FLINK_GROUP}, and names its own threads and Kafka clients
+ * the operators chained in it; the harness starts the broker in {@value #BROKER_GROUP}, each
+ * Flink cluster in {@value #FLINK_GROUP} and the Kafka relay (no Flink) in {@value #RELAY_GROUP},
+ * and names its own threads and Kafka clients
  * ({@value #LOAD_CLIENT_PREFIX}...).
  */
 public final class ThreadCpu {
@@ -35,6 +36,8 @@ public final class ThreadCpu {
     public static final String BROKER_GROUP = "bench-kafka-broker";
     /** The thread group the harness starts each local Flink cluster (and its job) in. */
     public static final String FLINK_GROUP = "bench-flink-cluster";
+    /** The thread group of the Kafka relay (Kafka alone, no Flink) and its clients' threads. */
+    public static final String RELAY_GROUP = "bench-kafka-relay";
     /** The client.id prefix of the harness's own Kafka producers. */
     public static final String LOAD_CLIENT_PREFIX = "bench-load-";
     /** The name of the harness's response consumer thread. */
@@ -100,6 +103,10 @@ public final class ThreadCpu {
             }
             if (BROKER_GROUP.equals(g)) {
                 return Part.BROKER;
+            }
+            if (RELAY_GROUP.equals(g)) {
+                // the relay is the job under test there: its producer writes the responses, the rest reads
+                return name.startsWith("kafka-producer-network-thread") ? Part.JOB_SINK : Part.JOB_SOURCE;
             }
             if (FLINK_GROUP.equals(g)) {
                 return Part.FLINK_RUNTIME;

@@ -112,8 +112,11 @@ public final class Report {
         return doc;
     }
 
-    /** Copies the run's files to {@code publishDir/<mode>/} and writes {@code publishDir/summary.json}. */
-    public static void publish(Path runDir, Path publishDir, Map<String, Object> doc) throws IOException {
+    /**
+     * Copies the run's files to {@code publishDir/<mode>/} and writes its summary; returns the
+     * summary's path ({@link #summaryFile}).
+     */
+    public static Path publish(Path runDir, Path publishDir, Map<String, Object> doc) throws IOException {
         String mode = (String) doc.get("mode");
         Path target = publishDir.resolve(mode);
         Files.createDirectories(target);
@@ -122,10 +125,10 @@ public final class Report {
                 Files.copy(f, target.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
             }
         }
-        publishSummary(publishDir, doc);
+        return publishSummary(publishDir, doc);
     }
 
-    private static void publishSummary(Path publishDir, Map<String, Object> doc) throws IOException {
+    private static Path publishSummary(Path publishDir, Map<String, Object> doc) throws IOException {
         String mode = (String) doc.get("mode");
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("generated_by", "io.flinkgpu.bench.BenchmarkMain (never edited by hand)");
@@ -151,6 +154,7 @@ public final class Report {
             System.out.println("summary.json of this " + mode + " run: " + file + " (" + publishDir.resolve(SUMMARY_FILE)
                     + " stays the full run's)");
         }
+        return file;
     }
 
     /**

@@ -528,7 +528,8 @@ public final class Targets {
      * Adds to a low_load_p99_vs_service_time entry the same ratio for Flink and Kafka alone: the
      * passthrough's p99 at its point nearest {@code low}'s rate (within a factor of 2: its own
      * point at that rate where the run measured one, else a sweep point) over its own p50 one
-     * request at a time, as {@code passthrough_floor} and at the end of the detail.
+     * request at a time, as {@code passthrough_floor} and at the end of the detail, and the same for
+     * Kafka alone (the kafka-relay configuration, no Flink) as {@code kafka_relay_floor}.
      * Information only: where the floor itself is over the goal, the host's scheduling and the
      * broker set the tail, not inference. Also the p99 of each part of the low-load point's answers
      * ({@link PointResult.StageTail}: queued, inference, outside) as {@code stages}, where they carry
@@ -543,6 +544,15 @@ public final class Targets {
             t.put("detail", t.get("detail") + String.format("; Flink and Kafka alone (passthrough) at %.0f req/s: "
                     + "p99 %.2f ms / its own service time %.2f ms = %.2f", f.get("rate"), f.get("p99_ms"),
                     f.get("service_time_ms"), f.get("ratio")));
+        }
+        ConfigResult relay = s.configs.get(BenchmarkRunner.KAFKA_RELAY);
+        Map<String, Object> k = relay == null || relay.sweep == null ? null
+                : passthroughFloor(relay.unloaded, relay.openPoints(), low.offered());
+        if (k != null) {
+            t.put("kafka_relay_floor", k);
+            t.put("detail", t.get("detail") + String.format("; Kafka alone (kafka-relay) at %.0f req/s: "
+                    + "p99 %.2f ms / its own service time %.2f ms = %.2f", k.get("rate"), k.get("p99_ms"),
+                    k.get("service_time_ms"), k.get("ratio")));
         }
         return withStages(t, low);
     }

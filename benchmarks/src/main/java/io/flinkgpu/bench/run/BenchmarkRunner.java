@@ -10,6 +10,7 @@ import io.flinkgpu.bench.scenario.Scenario;
 import io.flinkgpu.bench.sut.Ceiling;
 import io.flinkgpu.bench.sut.Deployments;
 import io.flinkgpu.bench.sut.JobTopics;
+import io.flinkgpu.bench.sut.KafkaRelay;
 import io.flinkgpu.bench.sut.KafkaTarget;
 import io.flinkgpu.bench.sut.RowsPerBatch;
 import io.flinkgpu.bench.sut.RecordCodec;
@@ -84,6 +85,9 @@ public final class BenchmarkRunner {
 
     /** The passthrough configuration's name (and role). */
     public static final String PASSTHROUGH = "passthrough";
+    /** The Kafka relay's name (Kafka alone, no Flink), and its role. */
+    public static final String KAFKA_RELAY = "kafka-relay";
+    public static final String RELAY_ROLE = "relay";
     /** The SQL configurations' names and role. */
     public static final String SQL_BATCHED = "sql-batched";
     public static final String SQL_BATCH1 = "sql-batch1";
@@ -184,6 +188,9 @@ public final class BenchmarkRunner {
                 GpuInferenceOptions.MAX_BATCH_SIZE.key(), "1"), sql + "'max-batch-size' = '1' (one row per inference "
                 + "call), otherwise as " + SQL_BATCHED));
         // Last, when the JVM is warmest: a floor measured cold would understate it and flatter the roofline target.
+        all.add(new SutConfig(KAFKA_RELAY, RELAY_ROLE, Deployments.Kind.RELAY, Map.of(),
+                "no Flink: one thread with a plain Kafka consumer and producer (the job's client properties) "
+                        + "answering each request as the passthrough does (the floor Kafka sets)"));
         all.add(new SutConfig(PASSTHROUGH, "passthrough", Deployments.Kind.PASSTHROUGH, Map.of(),
                 "InferenceJob's source, parser and sinks with no inference: each request answered with zeros of the "
                         + "model's declared outputs (the floor Flink and Kafka set)"));
@@ -449,7 +456,7 @@ public final class BenchmarkRunner {
                 && !r.extra.containsKey(AT_PER_RECORD)) {
             missing.put(AT_PER_RECORD, new MissingPoint(perRecord, settings.point()));
         }
-        if (r.config.role().equals("passthrough") && r.sweep != null) {
+        if (floor(r.config.role()) && r.sweep != null) {
             List<Double> missingRates = new ArrayList<>();
             for (ConfigResult other : scenarioResult.configs.values()) {
                 PointResult low = other.extra.get("at_10pct_of_capacity");
@@ -468,6 +475,11 @@ public final class BenchmarkRunner {
             }
         }
         return missing;
+    }
+
+    /** Whether configurations of {@code role} are floors (no inference), measured at each batching configuration's low-load rate. */
+    static boolean floor(String role) {
+        return role.equals("passthrough") || role.equals(RELAY_ROLE);
     }
 
     /** The best per-record baseline's goodput in {@code s} (0 where none ran or none passed). */
@@ -516,7 +528,10 @@ public final class BenchmarkRunner {
         void run(Target target, RowsPerBatch meter) throws Exception;
     }
 
-    /** Starts {@code config} on topics of its own, waits until it answers, runs {@code body}, cancels it and deletes its topics. */
+    /**
+     * Starts {@code config} on topics of its own (a Flink job, or the Kafka relay), waits until it
+     * answers, runs {@code body}, stops it and deletes its topics.
+     */
     private void withJob(EmbeddedKafka kafka, Scenario scenario, Path modelFile, SutConfig config, JobBody body)
             throws Exception {
         int n = topicIds++;
@@ -531,8 +546,14 @@ public final class BenchmarkRunner {
         boolean sql = config.kind() == Deployments.Kind.SQL;
         // the SQL tables' rows carry the binary format's tensor bytes (key = id); the job's records are the binary wire format
         RecordCodec codec = sql ? SqlPredict.codec(c, scenario.model()) : RecordCodec.of(new BinaryCodec());
-        JobClient job = Deployments.start(config.kind(), c, scenario.model(), modelFile.toString(),
-                "bench " + scenario.name() + " " + config.name());
+        AutoCloseable running;
+        if (config.kind() == Deployments.Kind.RELAY) {
+            running = KafkaRelay.start(c);
+        } else {
+            JobClient job = Deployments.start(config.kind(), c, scenario.model(), modelFile.toString(),
+                    "bench " + scenario.name() + " " + config.name());
+            running = () -> cancelAndAwait(job);
+        }
         RowsPerBatch meter = null;
         try (KafkaTarget kafkaTarget = new KafkaTarget(kafka.bootstrapServers(), topics.requests(),
                 topics.responses(), scenario, codec, false)) {
@@ -550,7 +571,7 @@ public final class BenchmarkRunner {
             body.run(target, meter);
         } finally {
             try {
-                cancelAndAwait(job);
+                running.close();
                 if (meter != null) {
                     meter.close();
                 }

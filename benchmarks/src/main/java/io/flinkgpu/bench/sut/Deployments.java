@@ -48,9 +48,11 @@ public final class Deployments {
     /**
      * JOB: the inference job. PASSTHROUGH: the job with {@link Passthrough} in place of inference.
      * FLINK_MAP / FLINK_ASYNC: per-record ONNX Runtime baselines. SQL: {@code ML_PREDICT} with the
-     * {@code onnx} model provider between Kafka tables ({@link SqlPredict}).
+     * {@code onnx} model provider between Kafka tables ({@link SqlPredict}). RELAY: no Flink, a
+     * plain Kafka consumer and producer answering as the passthrough does ({@link KafkaRelay},
+     * started by itself rather than here).
      */
-    public enum Kind { JOB, PASSTHROUGH, FLINK_MAP, FLINK_ASYNC, SQL }
+    public enum Kind { JOB, PASSTHROUGH, FLINK_MAP, FLINK_ASYNC, SQL, RELAY }
 
     /**
      * Starts {@code kind} with {@code config} (bootstrap servers, topics, model repository and any

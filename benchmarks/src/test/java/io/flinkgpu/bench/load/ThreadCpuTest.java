@@ -63,6 +63,19 @@ class ThreadCpuTest {
     }
 
     @Test
+    void theKafkaRelaysProducerIsItsSinkAndEveryOtherThreadOfItsItsSource() {
+        List<String> relay = List.of(ThreadCpu.RELAY_GROUP, "main", "system");
+        assertThat(ThreadCpu.classify("kafka-producer-network-thread | kafka-relay-producer", relay))
+                .isEqualTo(Part.JOB_SINK);
+        assertThat(ThreadCpu.classify("kafka-relay", relay)).isEqualTo(Part.JOB_SOURCE);
+        assertThat(ThreadCpu.classify("kafka-coordinator-heartbeat-thread | bench-3", relay))
+                .isEqualTo(Part.JOB_SOURCE);
+        // the same producer thread name outside the relay's group is no part of the job
+        assertThat(ThreadCpu.classify("kafka-producer-network-thread | kafka-relay-producer", MAIN))
+                .isEqualTo(Part.OTHER_THREADS);
+    }
+
+    @Test
     void aThreadStartedDuringThePointCountsAllItsCpuInItsGroupsPart() throws Exception {
         ThreadCpu.Sampler sampler = ThreadCpu.start(Thread.currentThread());
         CountDownLatch done = new CountDownLatch(1);

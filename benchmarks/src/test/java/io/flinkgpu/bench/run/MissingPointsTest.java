@@ -62,6 +62,14 @@ class MissingPointsTest {
         passthrough.extra.put("at_low_load_of_job-batching-default", point(200, true));
         assertThat(BenchmarkRunner.missingPoints(job, s, quick, RequestClasses.NONE)).isEmpty();
         assertThat(BenchmarkRunner.missingPoints(passthrough, s, quick, RequestClasses.NONE)).isEmpty();
+
+        // Kafka alone (the relay) is a floor too: measured at the batching configurations' low-load rates
+        BenchmarkRunner.ConfigResult relay = result(BenchmarkRunner.KAFKA_RELAY, BenchmarkRunner.RELAY_ROLE, 500, 1000);
+        s.configs.put(relay.config.name(), relay);
+        assertThat(BenchmarkRunner.missingPoints(relay, s, quick, RequestClasses.NONE))
+                .containsOnlyKeys("at_low_load_of_job-tuned-2", "at_low_load_of_job-batching-default");
+        assertThat(BenchmarkRunner.missingPoints(relay, s, quick, RequestClasses.NONE)
+                .get("at_low_load_of_job-tuned-2").rate()).isEqualTo(400);
     }
 
     @Test
