@@ -96,6 +96,12 @@ class BenchmarkSmokeTest {
                 assertThat(point.path("answered").asLong()).as(config).isPositive();
                 assertThat(point.path("errors").asLong()).as(config).isZero();
                 assertCpuSplit(config, point);
+                // how late the open loop's sender was, and the latency from the actual send
+                JsonNode lag = point.path("sendLag");
+                assertThat(lag.path("requests").asLong()).as(config).isEqualTo(point.path("sent").asLong());
+                assertThat(lag.path("lagP99").asDouble()).as(config).isGreaterThanOrEqualTo(0)
+                        .isLessThanOrEqualTo(lag.path("lagMax").asDouble());
+                assertThat(lag.path("fromSendP99").asDouble()).as(config).isPositive();
             }
             assertCpuSplit(config, c.path("unloaded_closed_loop_1"));
         }

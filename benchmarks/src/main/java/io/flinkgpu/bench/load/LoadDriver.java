@@ -60,6 +60,7 @@ public final class LoadDriver {
                         waitUntil(intended);
                         recorder.sending(i, intended);
                         target.send(i);
+                        recorder.sent(i, System.nanoTime());
                     }
                 });
         long from = spec.warmupNanos();

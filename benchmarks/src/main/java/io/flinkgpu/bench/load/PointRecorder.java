@@ -10,12 +10,19 @@ import org.HdrHistogram.Histogram;
  * Collects the answers of one run. Latency of a request = time its answer was received minus
  * its <em>intended</em> send time. Requests intended before {@code measureStartNanos} are
  * warm-up and excluded; requests still unanswered when the run is finished count as lost, are
- * recorded with the latency they had reached by then (a lower bound) and miss the SLO.
+ * recorded with the latency they had reached by then (a lower bound) and miss the SLO. Where the
+ * sender also reports when each send call returned ({@link #sent}), the result carries how late the
+ * sender was and the latency counted from the actual send ({@link PointResult.SendLag}).
  */
 public final class PointRecorder implements Target.Completions {
     static final long HIGHEST_US = 3_600_000_000L;
 
     private final AtomicLongArray intended;
+    /** When each request's send call returned (0: not recorded; the open loop records it). */
+    private final AtomicLongArray actual;
+    /** Written by the sending thread only, read once it has finished. */
+    private final Histogram sendLagUs = new Histogram(HIGHEST_US, 3);
+    private final Histogram fromSendUs = new Histogram(HIGHEST_US, 3);
     private final long measureStartNanos;
     private final long windowNanos;
     private final long sloNanos;
@@ -53,6 +60,7 @@ public final class PointRecorder implements Target.Completions {
             classLatencyUs[i] = new Histogram(HIGHEST_US, 3);
         }
         this.intended = new AtomicLongArray(capacity);
+        this.actual = new AtomicLongArray(capacity);
         this.measureStartNanos = measureStartNanos;
         this.windowNanos = windowNanos;
         this.sloNanos = (long) (sloMs * 1e6);
@@ -71,6 +79,19 @@ public final class PointRecorder implements Target.Completions {
     public void sending(int seq, long intendedNanos) {
         intended.set(seq, intendedNanos);
         sent = Math.max(sent, seq + 1);
+    }
+
+    /**
+     * Request {@code seq}'s send call returned at {@code sentNanos}: how late it went out after its
+     * intended time is recorded for measured requests, and its answer's latency is also counted
+     * from this instant. Called by the sending thread only.
+     */
+    public void sent(int seq, long sentNanos) {
+        long at = intended.get(seq);
+        actual.set(seq, sentNanos);
+        if (at >= measureStartNanos) {
+            sendLagUs.recordValue(Math.min(HIGHEST_US, Math.max(0, sentNanos - at) / 1000));
+        }
     }
 
     public int sent() {
@@ -108,6 +129,10 @@ public final class PointRecorder implements Target.Completions {
         }
         measuredAnswered++;
         latencyUs.recordValue(Math.min(HIGHEST_US, latency / 1000));
+        long actualAt = actual.get(seq);
+        if (actualAt != 0) {
+            fromSendUs.recordValue(Math.min(HIGHEST_US, Math.max(0, receivedNanos - actualAt) / 1000));
+        }
         recordClass(seq, latency);
         if (error) {
             errors++;
@@ -210,7 +235,11 @@ public final class PointRecorder implements Target.Completions {
                 timingsCount == 0 ? Double.NaN : inferenceMsSum / timingsCount, classLatencies(),
                 timingsCount == 0 ? null : new PointResult.StageTail(timingsCount, PointResult.pct(queueUs, 50),
                         PointResult.pct(queueUs, 99), PointResult.pct(inferenceUs, 50), PointResult.pct(inferenceUs, 99),
-                        PointResult.pct(outsideUs, 50), PointResult.pct(outsideUs, 99)));
+                        PointResult.pct(outsideUs, 50), PointResult.pct(outsideUs, 99)),
+                sendLagUs.getTotalCount() == 0 ? null : new PointResult.SendLag(sendLagUs.getTotalCount(),
+                        PointResult.pct(sendLagUs, 50), PointResult.pct(sendLagUs, 99),
+                        sendLagUs.getMaxValue() / 1000.0, PointResult.pct(fromSendUs, 50),
+                        PointResult.pct(fromSendUs, 99)));
     }
 
     private void recordClass(int seq, long latencyNanos) {

@@ -31,7 +31,31 @@ public record PointResult(String mode, double offered, double seconds, long sent
         double max, double mean, double sloMs, double attainment, boolean pass, boolean stable,
         List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs, List<double[]> cdf,
         double benchmarkCores, double otherCores, CpuSplit cpuPerRequest, List<ClassLatency> classes,
-        StageTail stages, double scheduledRate) {
+        StageTail stages, double scheduledRate, SendLag sendLag) {
+
+    /** A result without the sender's lag (closed loop, and results built by hand). */
+    public PointResult(String mode, double offered, double seconds, long sent, long answered, long errors,
+            long lost, long duplicates, double throughput, double p50, double p90, double p95, double p99, double p999,
+            double max, double mean, double sloMs, double attainment, boolean pass, boolean stable,
+            List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs, List<double[]> cdf,
+            double benchmarkCores, double otherCores, CpuSplit cpuPerRequest, List<ClassLatency> classes,
+            StageTail stages, double scheduledRate) {
+        this(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90, p95, p99, p999,
+                max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs, meanInferenceMs, cdf,
+                benchmarkCores, otherCores, cpuPerRequest, classes, stages, scheduledRate, null);
+    }
+
+    /**
+     * How late the open loop's sender sent its measured requests, in milliseconds: {@code lag*} is
+     * the time from a request's intended send time until {@code Target.send} returned (the load
+     * generator's own thread waking late, and the client's send call), which the end-to-end latency
+     * counts; {@code fromSend*} is the end-to-end latency counted from that actual send instead.
+     * Where the lag's p99 is close to the end-to-end p99, the tail is the load generator's thread
+     * not being run on time (on a machine shared with the system under test, the same stalls reach
+     * the system's threads too).
+     */
+    public record SendLag(long requests, double lagP50, double lagP99, double lagMax, double fromSendP50,
+            double fromSendP99) {}
 
     /**
      * Each answered request's end-to-end latency split by the operator's timings: queued (admitted
@@ -75,21 +99,21 @@ public record PointResult(String mode, double offered, double seconds, long sent
     public PointResult withCpu(double benchmark, double other) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
-                meanInferenceMs, cdf, benchmark, other, cpuPerRequest, classes, stages, scheduledRate);
+                meanInferenceMs, cdf, benchmark, other, cpuPerRequest, classes, stages, scheduledRate, sendLag);
     }
 
     /** This result with its CPU time per request. */
     public PointResult withCpuPerRequest(CpuSplit split) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, meanBatch, meanQueueMs,
-                meanInferenceMs, cdf, benchmarkCores, otherCores, split, classes, stages, scheduledRate);
+                meanInferenceMs, cdf, benchmarkCores, otherCores, split, classes, stages, scheduledRate, sendLag);
     }
 
     /** This result with {@code batch} as its mean batch size (measured outside the answers, e.g. rows per batch). */
     public PointResult withMeanBatch(double batch) {
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment, pass, stable, windows, batch, meanQueueMs,
-                meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest, classes, stages, scheduledRate);
+                meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest, classes, stages, scheduledRate, sendLag);
     }
 
     /**
@@ -101,7 +125,8 @@ public record PointResult(String mode, double offered, double seconds, long sent
         return new PointResult(mode, offered, seconds, sent, answered, errors, lost, duplicates, throughput, p50, p90,
                 p95, p99, p999, max, mean, sloMs, attainment,
                 passes(mode, p99, sloMs, attainment, throughput, offered, rate), stable, windows, meanBatch,
-                meanQueueMs, meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest, classes, stages, rate);
+                meanQueueMs, meanInferenceMs, cdf, benchmarkCores, otherCores, cpuPerRequest, classes, stages, rate,
+                sendLag);
     }
 
     static boolean passes(String mode, double p99, double sloMs, double attainment, double throughput, double offered,
@@ -121,7 +146,7 @@ public record PointResult(String mode, double offered, double seconds, long sent
     static PointResult of(String mode, double offered, double seconds, long sent, long answered, long errors,
             long lost, long duplicates, double throughput, Histogram h, double sloMs, double attainment,
             boolean stable, List<Window> windows, double meanBatch, double meanQueueMs, double meanInferenceMs,
-            List<ClassLatency> classes, StageTail stages) {
+            List<ClassLatency> classes, StageTail stages, SendLag sendLag) {
         boolean any = h.getTotalCount() > 0;
         double p99 = any ? h.getValueAtPercentile(99) / 1000.0 : Double.NaN;
         boolean pass = any && passes(mode, p99, sloMs, attainment, throughput, offered, Double.NaN);
@@ -129,7 +154,7 @@ public record PointResult(String mode, double offered, double seconds, long sent
                 pct(h, 50), pct(h, 90), pct(h, 95), p99, pct(h, 99.9), any ? h.getMaxValue() / 1000.0 : Double.NaN,
                 any ? h.getMean() / 1000.0 : Double.NaN, sloMs, attainment, pass, stable, windows, meanBatch,
                 meanQueueMs, meanInferenceMs, cdf(h), Double.NaN, Double.NaN, null, List.copyOf(classes), stages,
-                Double.NaN);
+                Double.NaN, sendLag);
     }
 
     /** The class named {@code name}, or null. */
@@ -174,6 +199,8 @@ public record PointResult(String mode, double offered, double seconds, long sent
                 throughput, p50, p99, sloMs, attainment * 100, Double.isNaN(meanBatch) ? 0.0 : meanBatch,
                 pass ? "PASS" : "FAIL", stable ? "" : " (unstable)",
                 lost > 0 ? " lost " + lost : "") + (errors > 0 ? " errors " + errors : "")
+                + (sendLag != null && sendLag.lagP99() >= 1 ? String.format(" (sent late: p99 %.1f ms)",
+                        sendLag.lagP99()) : "")
                 + (contended() ? String.format(" CONTENDED (other processes used %.1f cores)", otherCores) : "")
                 + (compiling() ? String.format(" COMPILING (the JIT busy %.2f cores)", compilerCores()) : "");
     }

@@ -462,9 +462,10 @@ public final class Report {
             }
             md.append("\n### Every point\n\n| configuration | offered/s | answered/s | p50 | p99 | p99.9 | max | "
                     + "attainment | mean batch | queue ms mean / p99 | inference ms mean / p99 | outside ms p50 / p99 | "
+                    + "sent late ms p99 / max | p99 from the actual send | "
                     + "stable | pass | CPU bench / other | CPU us/req process / job | KB/req process / job | "
                     + "GC pauses / longest ms |\n"
-                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
+                    + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
             for (ConfigResult r : s.configs.values()) {
                 for (PointResult p : r.openPoints()) {
                     md.append("| ").append(r.config.name()).append(" | ").append(f(p.offered(), 0)).append(" | ")
@@ -476,7 +477,11 @@ public final class Report {
                             .append(f(p.meanInferenceMs(), 2))
                             .append(p.stages() == null ? "" : " / " + f(p.stages().inferenceP99(), 2)).append(" | ")
                             .append(p.stages() == null ? "-" : f(p.stages().outsideP50(), 2) + " / "
-                                    + f(p.stages().outsideP99(), 2)).append(" | ").append(p.stable() ? "yes" : "no")
+                                    + f(p.stages().outsideP99(), 2)).append(" | ")
+                            .append(p.sendLag() == null ? "-" : f(p.sendLag().lagP99(), 2) + " / "
+                                    + f(p.sendLag().lagMax(), 1)).append(" | ")
+                            .append(p.sendLag() == null ? "-" : f(p.sendLag().fromSendP99(), 2)).append(" | ")
+                            .append(p.stable() ? "yes" : "no")
                             .append(" | ").append(p.pass() ? "yes" : "**no**").append(" | ")
                             .append(f(p.benchmarkCores(), 2)).append(" / ").append(f(p.otherCores(), 2))
                             .append(p.contended() ? " **contended**" : "")

@@ -571,6 +571,16 @@ public final class Targets {
                     + "outside the operator's batch %.2f ms", stages.queueP99(), stages.inferenceP99(),
                     stages.outsideP99()));
         }
+        PointResult.SendLag lag = low.sendLag();
+        if (lag != null) {
+            Map<String, Object> sl = new LinkedHashMap<>();
+            sl.put("sent_late_p99_ms", lag.lagP99());
+            sl.put("sent_late_max_ms", lag.lagMax());
+            sl.put("p99_from_actual_send_ms", lag.fromSendP99());
+            t.put("send_lag", sl);
+            t.put("detail", t.get("detail") + String.format("; the load generator sent late by p99 %.2f ms (max "
+                    + "%.1f ms), p99 from the actual send %.2f ms", lag.lagP99(), lag.lagMax(), lag.fromSendP99()));
+        }
         CpuSplit split = low.cpuPerRequest();
         if (split != null && split.gcPauses() != null) {
             // every thread stands still for a pause: one longer than the service time reaches the tail

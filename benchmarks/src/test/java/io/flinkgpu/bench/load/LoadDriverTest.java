@@ -92,6 +92,12 @@ class LoadDriverTest {
         assertThat(p.p90()).isGreaterThan(50);
         assertThat(p.attainment()).isLessThan(0.9);
         assertThat(p.pass()).isFalse();
+        // the sender's own lag says so: sent late by up to the stall, answered fast from the actual send
+        assertThat(p.sendLag()).isNotNull();
+        assertThat(p.sendLag().requests()).isEqualTo(p.sent());
+        assertThat(p.sendLag().lagMax()).isGreaterThan(250);
+        assertThat(p.sendLag().lagP99()).isGreaterThan(50);
+        assertThat(p.sendLag().fromSendP99()).isLessThan(p.sendLag().lagMax()).isLessThan(p.p99());
     }
 
     @Test
@@ -120,6 +126,9 @@ class LoadDriverTest {
         assertThat(p.max()).isGreaterThan(250);
         assertThat(p.p90()).isGreaterThan(50);
         assertThat(p.pass()).isFalse();
+        // here the sender was on time: the tail is there from the actual send as well
+        assertThat(p.sendLag().fromSendP99()).isGreaterThan(50);
+        assertThat(p.sendLag().lagMax()).isLessThan(250);
     }
 
     @Test
@@ -147,6 +156,7 @@ class LoadDriverTest {
         // 2 outstanding, >= 10 ms each: at most ~200 answers/s (fewer on a busy machine).
         assertThat(p.throughput()).isBetween(5.0, 210.0);
         assertThat(p.p50()).isGreaterThanOrEqualTo(9.0);
+        assertThat(p.sendLag()).as("a closed loop sends when an answer lets it: never late").isNull();
     }
 
     @Test
