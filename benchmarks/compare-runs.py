@@ -72,6 +72,7 @@ def main():
     lines += harness_cpu_table(runs, pairs)
     lines += latency_table(runs, pairs)
     lines += low_load_table(runs)
+    lines += send_lag_table(runs)
     lines += pause_table(runs, pairs)
     lines += pause_totals(runs)
     with open(out, "w", encoding="utf-8") as f:
@@ -268,6 +269,36 @@ def low_load_table(runs):
             "| run | scenario | configuration | rate (req/s) | p50 | p99 | ratio | passthrough's ratio | "
             "Kafka alone's ratio | GC pauses |",
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"] + rows
+
+
+def send_lag_table(runs):
+    """For runs that record it, how late the load generator's sender sent its requests at each
+    configuration's lowest offered rates, beside the point's p99 counted from the intended send and
+    from the actual send."""
+    rows = []
+    seen = set()
+    for label, path, r in runs:
+        if path in seen:
+            continue
+        seen.add(path)
+        for s in r["scenarios"]:
+            for name, c in s["configs"].items():
+                pts = sorted((p for p in result_points.all_points(c or {}) if p.get("mode") == "open"
+                              and p.get("sendLag") and p.get("answered") and p["offered"] <= c.get("goodput", 0) / 2),
+                             key=lambda p: p["offered"])
+                for p in pts[:LOW_RATES]:
+                    lag = p["sendLag"]
+                    rows.append(f"| {label} | {s['name']} | {name} | {p['offered']:.0f} | {p['p50']:.2f} | "
+                                f"{p['p99']:.2f} | {lag['lagP99']:.2f} | {lag['lagMax']:.1f} | "
+                                f"{lag['fromSendP99']:.2f} |")
+    if not rows:
+        return []
+    return ["", f"How late the load generator's sender was at each configuration's {LOW_RATES} lowest offered rates "
+            "(below half its goodput), in runs that record it: the point's p50 and p99 from the intended send time, "
+            "the sender's lateness (intended send time until the send call returned) p99 and max, and the p99 "
+            "counted from the actual send (ms):", "",
+            "| run | scenario | configuration | rate (req/s) | p50 | p99 | sent late p99 | sent late max | "
+            "p99 from the actual send |", "|---|---|---|---:|---:|---:|---:|---:|---:|"] + rows
 
 
 def low_points(run, scenario, config):
