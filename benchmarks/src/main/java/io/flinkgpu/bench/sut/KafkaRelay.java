@@ -34,8 +34,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <p>Its threads (the loop, the consumer's and the producer's) run in the thread group
  * {@link ThreadCpu#RELAY_GROUP}: the producer's network thread counts as the sink, every other
- * thread as the source. A record that does not decode is counted and not answered (the job would
- * dead-letter it); the benchmark sends none.
+ * thread as the source. A record that does not decode is not answered (the job would dead-letter
+ * it; the benchmark sends none), and it or a send the broker refuses fails the configuration when
+ * the relay is closed.
  */
 public final class KafkaRelay implements AutoCloseable {
     /** The loop thread's name. */
@@ -93,7 +94,11 @@ public final class KafkaRelay implements AutoCloseable {
                         continue;
                     }
                     producer.send(new ProducerRecord<>(responsesTopic, r.key(),
-                            codec.encodeResponse(Passthrough.answer(models, request))));
+                            codec.encodeResponse(Passthrough.answer(models, request))), (metadata, e) -> {
+                                if (e != null && failure == null) {
+                                    failure = e; // an answer the broker refused: close() reports it
+                                }
+                            });
                 }
             }
         } catch (WakeupException e) {
@@ -103,12 +108,10 @@ public final class KafkaRelay implements AutoCloseable {
         }
     }
 
-    /** Records that did not decode as requests (not answered). */
-    public long undecodable() {
-        return undecodable.get();
-    }
-
-    /** Stops the loop and closes both clients; rethrows what stopped the loop early, if anything did. */
+    /**
+     * Stops the loop and closes both clients; throws if the loop stopped early, the broker refused
+     * an answer or a record did not decode.
+     */
     @Override
     public void close() throws Exception {
         running = false;
@@ -120,7 +123,10 @@ public final class KafkaRelay implements AutoCloseable {
             producer.close(Duration.ofSeconds(30));
         }
         if (failure != null) {
-            throw new IllegalStateException("the Kafka relay stopped: " + failure, failure);
+            throw new IllegalStateException("the Kafka relay failed: " + failure, failure);
+        }
+        if (undecodable.get() > 0) {
+            throw new IllegalStateException(undecodable.get() + " records on the requests topic did not decode");
         }
     }
 }
