@@ -104,6 +104,19 @@ public final class BenchmarkMain implements Callable<Integer> {
         return out;
     }
 
+    /** The JVM options the pom's {@code bench.jvm} property and run.sh give the harness when nothing overrides them. */
+    static final List<String> DEFAULT_JVM = List.of("-Xms2g", "-Xmx4g", "-Xlog:gc:file=benchmarks/target/bench-gc.log");
+
+    /**
+     * The {@code -Dbench.jvm} option that gives a rerun the JVM options this one ran with (such as
+     * run.sh's BENCH_JAVA_OPTS and BENCH_HEAP, e.g. another collector), or "" where they are the
+     * defaults; the headless flag, which the pom always adds, is left out.
+     */
+    static String reproducibleJvm(List<String> jvmArgs) {
+        List<String> own = jvmArgs.stream().filter(a -> !a.equals("-Djava.awt.headless=true")).toList();
+        return own.equals(DEFAULT_JVM) ? "" : " -Dbench.jvm=\"" + String.join(" ", own) + "\"";
+    }
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new BenchmarkMain()).execute(args));
     }
@@ -141,8 +154,9 @@ public final class BenchmarkMain implements Callable<Integer> {
                 + "-" + mode;
         Path runDir = out != null ? out : root.resolve("benchmarks/target/benchmark-results").resolve(runId);
         String command = "BenchmarkMain " + String.join(" ", args);
-        String reproduce = BUILD + " && mvn -B -q -pl benchmarks "
-                + "exec:exec -Dbench.args=\"" + String.join(" ", reproducibleArgs(args, root)) + "\"";
+        String reproduce = BUILD + " && mvn -B -q -pl benchmarks exec:exec"
+                + reproducibleJvm(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+                + " -Dbench.args=\"" + String.join(" ", reproducibleArgs(args, root)) + "\"";
         System.out.println("Benchmark run " + runId + " -> " + runDir);
         BenchmarkRunner runner = new BenchmarkRunner(settings, repo, options, configs, System.out);
         runner.reverseOrder(reverseOrder);

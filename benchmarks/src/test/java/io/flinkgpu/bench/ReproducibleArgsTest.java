@@ -30,6 +30,29 @@ class ReproducibleArgsTest {
                 .containsExactly("--out=benchmarks/target/q", "--outliers");
     }
 
+    @Test
+    void jvmOptionsOtherThanTheDefaultsAreNamedInTheReproduceLine() {
+        assertThat(BenchmarkMain.reproducibleJvm(List.of("-Xms2g", "-Xmx4g",
+                "-Xlog:gc:file=benchmarks/target/bench-gc.log", "-Djava.awt.headless=true"))).isEmpty();
+        assertThat(BenchmarkMain.reproducibleJvm(List.of("-XX:+UseZGC", "-Xms2g", "-Xmx4g",
+                "-Xlog:gc:file=benchmarks/target/bench-gc.log", "-Djava.awt.headless=true")))
+                .isEqualTo(" -Dbench.jvm=\"-XX:+UseZGC -Xms2g -Xmx4g -Xlog:gc:file=benchmarks/target/bench-gc.log\"");
+        // another heap (run.sh's BENCH_HEAP) is an option the rerun needs too
+        assertThat(BenchmarkMain.reproducibleJvm(List.of("-Xms8g", "-Xmx8g",
+                "-Xlog:gc:file=benchmarks/target/bench-gc.log", "-Djava.awt.headless=true")))
+                .contains("-Xms8g -Xmx8g");
+    }
+
+    @Test
+    void theDefaultsAreThePomsAndRunShs() throws IOException {
+        Path repository = Path.of("").toAbsolutePath().getParent();
+        assertThat(Files.readString(repository.resolve("benchmarks/pom.xml")))
+                .contains("<bench.jvm>" + String.join(" ", BenchmarkMain.DEFAULT_JVM) + "</bench.jvm>");
+        assertThat(Files.readString(repository.resolve("benchmarks/run.sh")))
+                .contains("${BENCH_HEAP:-" + String.join(" ", BenchmarkMain.DEFAULT_JVM.subList(0, 2)) + "} "
+                        + BenchmarkMain.DEFAULT_JVM.get(2) + " ");
+    }
+
     /**
      * The harness resolves the project's modules from the local Maven repository, so the install it documents has to
      * bring the parent and every module the harness depends on: installing three named modules left the parent and
