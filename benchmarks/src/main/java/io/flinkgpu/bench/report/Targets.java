@@ -536,25 +536,22 @@ public final class Targets {
      * the operator's timings.
      */
     static Map<String, Object> withPassthroughFloor(Map<String, Object> t, ScenarioResult s, PointResult low) {
-        ConfigResult floor = s.configs.get(BenchmarkRunner.PASSTHROUGH);
+        withFloor(t, s.configs.get(BenchmarkRunner.PASSTHROUGH), low, "passthrough_floor",
+                "Flink and Kafka alone (passthrough)");
+        withFloor(t, s.configs.get(BenchmarkRunner.KAFKA_RELAY), low, "kafka_relay_floor", "Kafka alone (kafka-relay)");
+        return withStages(t, low);
+    }
+
+    /** Adds {@code floor}'s ratio nearest {@code low}'s rate to a low-load entry as {@code key}, named {@code what}. */
+    private static void withFloor(Map<String, Object> t, ConfigResult floor, PointResult low, String key,
+            String what) {
         Map<String, Object> f = floor == null || floor.sweep == null ? null
                 : passthroughFloor(floor.unloaded, floor.openPoints(), low.offered());
         if (f != null) {
-            t.put("passthrough_floor", f);
-            t.put("detail", t.get("detail") + String.format("; Flink and Kafka alone (passthrough) at %.0f req/s: "
-                    + "p99 %.2f ms / its own service time %.2f ms = %.2f", f.get("rate"), f.get("p99_ms"),
-                    f.get("service_time_ms"), f.get("ratio")));
+            t.put(key, f);
+            t.put("detail", t.get("detail") + String.format("; %s at %.0f req/s: p99 %.2f ms / its own service time "
+                    + "%.2f ms = %.2f", what, f.get("rate"), f.get("p99_ms"), f.get("service_time_ms"), f.get("ratio")));
         }
-        ConfigResult relay = s.configs.get(BenchmarkRunner.KAFKA_RELAY);
-        Map<String, Object> k = relay == null || relay.sweep == null ? null
-                : passthroughFloor(relay.unloaded, relay.openPoints(), low.offered());
-        if (k != null) {
-            t.put("kafka_relay_floor", k);
-            t.put("detail", t.get("detail") + String.format("; Kafka alone (kafka-relay) at %.0f req/s: "
-                    + "p99 %.2f ms / its own service time %.2f ms = %.2f", k.get("rate"), k.get("p99_ms"),
-                    k.get("service_time_ms"), k.get("ratio")));
-        }
-        return withStages(t, low);
     }
 
     /** Adds {@code low}'s {@link PointResult.StageTail} to a low-load entry (as {@code stages} and in its detail). */
