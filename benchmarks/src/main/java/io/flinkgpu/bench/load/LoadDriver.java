@@ -172,7 +172,7 @@ public final class LoadDriver {
         MachineLoad load = MachineLoad.now();
         ThreadCpu.Sampler cpu = ThreadCpu.start(Thread.currentThread());
         PointRecorder recorder = new PointRecorder(capacity, start + spec.warmupNanos(), spec.windowNanos(),
-                spec.maxWindows(), sloMs, target.requestClasses());
+                spec.maxWindows(), sloMs, target.requestClasses(), mode.equals("open"));
         target.begin(runId, completions.apply(recorder));
         Control control = new Control(recorder.measureStartNanos() + spec.minWindows() * spec.windowNanos());
         Sender sender = Sender.start("load-" + mode + "-loop", () -> {

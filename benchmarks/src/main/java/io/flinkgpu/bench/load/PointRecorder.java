@@ -18,7 +18,10 @@ public final class PointRecorder implements Target.Completions {
     static final long HIGHEST_US = 3_600_000_000L;
 
     private final AtomicLongArray intended;
-    /** When each request's send call returned (0: not recorded; the open loop records it). */
+    /**
+     * When each request's send call returned (0: not recorded); null where the sender does not
+     * report it (the closed loop), so that its points do not allocate a second array of capacity.
+     */
     private final AtomicLongArray actual;
     /** Written by the sending thread only, read once it has finished. */
     private final Histogram sendLagUs = new Histogram(HIGHEST_US, 3);
@@ -54,13 +57,19 @@ public final class PointRecorder implements Target.Completions {
     /** As above, also keeping the latencies of each of {@code classes} apart. */
     public PointRecorder(int capacity, long measureStartNanos, long windowNanos, int maxWindows, double sloMs,
             RequestClasses classes) {
+        this(capacity, measureStartNanos, windowNanos, maxWindows, sloMs, classes, true);
+    }
+
+    /** As above; {@code sendTimes}: whether the sender reports its send calls ({@link #sent}). */
+    public PointRecorder(int capacity, long measureStartNanos, long windowNanos, int maxWindows, double sloMs,
+            RequestClasses classes, boolean sendTimes) {
         this.classes = classes;
         this.classLatencyUs = new Histogram[classes.names().size()];
         for (int i = 0; i < classLatencyUs.length; i++) {
             classLatencyUs[i] = new Histogram(HIGHEST_US, 3);
         }
         this.intended = new AtomicLongArray(capacity);
-        this.actual = new AtomicLongArray(capacity);
+        this.actual = sendTimes ? new AtomicLongArray(capacity) : null;
         this.measureStartNanos = measureStartNanos;
         this.windowNanos = windowNanos;
         this.sloNanos = (long) (sloMs * 1e6);
@@ -87,6 +96,9 @@ public final class PointRecorder implements Target.Completions {
      * from this instant. Called by the sending thread only.
      */
     public void sent(int seq, long sentNanos) {
+        if (actual == null) {
+            throw new IllegalStateException("this recorder was made without send times");
+        }
         long at = intended.get(seq);
         actual.set(seq, sentNanos);
         if (at >= measureStartNanos) {
@@ -129,7 +141,7 @@ public final class PointRecorder implements Target.Completions {
         }
         measuredAnswered++;
         latencyUs.recordValue(Math.min(HIGHEST_US, latency / 1000));
-        long actualAt = actual.get(seq);
+        long actualAt = actual == null ? 0 : actual.get(seq);
         if (actualAt != 0) {
             fromSendUs.recordValue(Math.min(HIGHEST_US, Math.max(0, receivedNanos - actualAt) / 1000));
         }

@@ -1,6 +1,7 @@
 package io.flinkgpu.bench.load;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
@@ -275,6 +276,27 @@ class LoadDriverTest {
         none.sending(0, start);
         none.complete(0, start + 1_000_000L, false, 0, Double.NaN, Double.NaN);
         assertThat(none.finish("open", 1, 3, start + 3_000_000_000L, 1000, 0.1).stages()).as("no timings").isNull();
+    }
+
+    @Test
+    void aRecorderWithoutSendTimesRefusesThemAndReportsNoLateness() {
+        long start = 1_000_000_000L;
+        PointRecorder closed = new PointRecorder(10, start, 1_000_000_000L, 3, 1000, RequestClasses.NONE, false);
+        closed.sending(0, start);
+        assertThatThrownBy(() -> closed.sent(0, start + 1_000L)).isInstanceOf(IllegalStateException.class);
+        closed.complete(0, start + 2_000_000L, false, 1, 0, 0);
+        PointResult p = closed.finish("closed", 1, 3, start + 3_000_000_000L, 1000, 0.1);
+        assertThat(p.answered()).isEqualTo(1);
+        assertThat(p.p50()).isCloseTo(2.0, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(p.sendLag()).isNull();
+        // the same answer with a send time recorded: latency from the send is the later instant's
+        PointRecorder open = new PointRecorder(10, start, 1_000_000_000L, 3, 1000, RequestClasses.NONE, true);
+        open.sending(0, start);
+        open.sent(0, start + 1_000_000L);
+        open.complete(0, start + 2_000_000L, false, 1, 0, 0);
+        PointResult q = open.finish("open", 1, 3, start + 3_000_000_000L, 1000, 0.1);
+        assertThat(q.sendLag()).isNotNull();
+        assertThat(q.sendLag().fromSendP99()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(0.01));
     }
 
     @Test
