@@ -91,12 +91,25 @@ class NlpBaselinesTest {
             assertThat(p.samplesPerSecond()).isPositive();
         });
         // longer sequences cost more per sample: compared by the median run, which a pause or another process
-        // taking the core for part of the short measurement moves less than the mean rate
-        Ceiling.Point t16 = points.stream().filter(p -> p.path().equals("raw [16]") && p.batch() == 1).findFirst()
-                .orElseThrow();
-        Ceiling.Point t128 = points.stream().filter(p -> p.path().equals("raw [128]") && p.batch() == 1).findFirst()
-                .orElseThrow();
-        assertThat(t128.p50Ms()).isGreaterThan(2 * t16.p50Ms());
+        // taking the core for part of the short measurement moves less than the mean rate. A clean-clone CI run
+        // still measured the 16-token median at 15.7 ms (4.2-4.8 idle) against 24.1 for 128 tokens, so a
+        // measurement that does not show it is repeated, twice at most: a stall has to recur in all three to fail it
+        List<String> tries = new ArrayList<>();
+        for (int attempt = 0; attempt < 3; attempt++) {
+            List<Ceiling.Point> measured = attempt == 0 ? points : Ceiling.measure(scenario,
+                    scenario.modelFile(repo), new int[] {1}, Duration.ofMillis(400), Duration.ofMillis(800), true);
+            double t16 = medianAtBatch1(measured, "raw [16]");
+            double t128 = medianAtBatch1(measured, "raw [128]");
+            tries.add(String.format("16 tokens %.2f ms, 128 tokens %.2f ms", t16, t128));
+            if (t128 > 2 * t16) {
+                return;
+            }
+        }
+        throw new AssertionError("128 tokens never cost more than twice 16 tokens per run: " + tries);
+    }
+
+    private static double medianAtBatch1(List<Ceiling.Point> points, String path) {
+        return points.stream().filter(p -> p.path().equals(path) && p.batch() == 1).findFirst().orElseThrow().p50Ms();
     }
 
     @Test
