@@ -37,6 +37,8 @@ class BenchmarkSmokeTest {
         assertThat(result.path("machine").path("java_version").asText()).isNotEmpty();
         assertThat(result.path("versions").path("flink").asText()).isNotEmpty();
         assertThat(result.path("command_line").asText()).contains("--mode=smoke");
+        assertThat(result.path("operator_defaults").path("inference.batching.max-batch-size").asText())
+                .isEqualTo(String.valueOf(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue()));
         JsonNode image = result.path("scenarios").get(0);
         assertThat(image.path("name").asText()).isEqualTo("image");
         assertThat(image.path("ceiling")).isNotEmpty();
@@ -78,14 +80,15 @@ class BenchmarkSmokeTest {
             assertThat(cpu.path("job_operator_mailbox").asDouble()).as(config).isPositive();
             assertThat(cpu.path("job_inference_threads").asDouble()).as(config).isPositive();
         }
-        // max-batch-size x (max-enqueued-batches + execution threads): 32 x (4 + the threads the runtime sizes
-        // from the device, on the CPU the machine's cores less one)
+        // max-batch-size x (max-enqueued-batches + execution threads): the default max batch size x (4 + the
+        // threads the runtime sizes from the device, on the CPU the machine's cores less one)
         int threads = io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(
                 new org.apache.flink.configuration.Configuration()).device().kind()
                 == io.flinkgpu.inference.device.DeviceKind.CPU
                 ? Math.max(1, Runtime.getRuntime().availableProcessors() - 1) : 2;
         assertThat(image.path("configs").path("sql-batched").path("options").path(
-                "bench.sql.max-concurrent-operations").asText()).isEqualTo(String.valueOf(32 * (4 + threads)));
+                "bench.sql.max-concurrent-operations").asText()).isEqualTo(String.valueOf(
+                io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue() * (4 + threads)));
 
         // CPU per request, split by thread, on every point of every configuration
         for (String config : new String[] {"job-batching-off", "job-batching-default", "sql-batched", "sql-batch1",
@@ -174,7 +177,8 @@ class BenchmarkSmokeTest {
             boolean measured = t.path("measured").isNumber();
             assertThat(measured || t.path("status").asText().equals("not measured")).as("%s", t).isTrue();
             if (name.equals("sql_batched_vs_batch1")) {
-                assertThat(t.path("ceiling_batch").asInt()).isEqualTo(32);
+                assertThat(t.path("ceiling_batch").asInt())
+                        .isEqualTo(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue());
                 double available = t.path("ceiling_ratio").asDouble();
                 assertThat(available).isPositive();
                 if (measured && available < 3) {

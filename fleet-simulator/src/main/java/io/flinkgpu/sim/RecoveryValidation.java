@@ -67,8 +67,12 @@ public final class RecoveryValidation {
     static final double AFTER = 60;
     static final double SLO_MS = 150;
     static final int RECOVERY_WINDOWS = 5;
-    /** The job's batches: the model's max_batch_size (64) capped by the operator's default max batch size. */
-    static final int MAX_BATCH = Math.min(64, io.flinkgpu.inference.model.BatchingConfig.DEFAULT_MAX_BATCH_SIZE);
+    /**
+     * The job's batches when {@link #SOURCE} was measured (revision 436b41c): the model's max_batch_size
+     * (64) capped by the operator's default inference.batching.max-batch-size of then, 32. A replay of a
+     * run measured with a later default would take that default's cap.
+     */
+    static final int MAX_BATCH = 32;
     /** The simulated GPUs' configured speed, where the measured run recorded no latency fit. */
     static final String NOMINAL_SPEED = "1+4*b";
     static final String SOURCE = "docs/benchmarks/coordinator/recovery.json";
@@ -105,8 +109,8 @@ public final class RecoveryValidation {
                 "the recovery benchmark's simulated GPU: " + measured.speedSource());
         Workload.Spec spec = new Workload.Spec(2, 0, "poisson", 1, 0, 1, 0, 0, new double[] {1, 0, 0, 0, 0}, 0, 1,
                 seed);
-        // as the benchmark's job runs the shipped CNN: its max_batch_size 64 capped by the operator's default
-        // inference.batching.max-batch-size, no max_queue_delay_ms (the operator's default, 0), no scheduling block
+        // as the benchmark's job ran the shipped CNN: its max_batch_size 64 capped by the operator's default
+        // inference.batching.max-batch-size of then (MAX_BATCH), no max_queue_delay_ms (the operator's default, 0), no scheduling block
         List<SimModel> models = List.of(
                 new SimModel(0, "fashion-mnist-cnn", Arch.IMAGE_CNN, 1, 256L << 20, SLO_MS, true, 130, 0, MAX_BATCH,
                         0),

@@ -125,6 +125,8 @@ class InferencePipelineEndToEndTest extends KafkaAndImages {
     void invalidRecordsAreDeadLetteredWithTheirCodeAndValidOnesAnswered() throws Exception {
         Configuration config = jobConfig("mixed");
         config.set(GpuInferenceOptions.MAX_REQUEST_SIZE, MemorySize.parse("1mb"));
+        // an operator cap below the model's max_batch_size (64), for the request legal for the model but over it
+        config.set(GpuInferenceOptions.MAX_BATCH_SIZE, 32);
 
         Map<String, ErrorCode> invalid = new LinkedHashMap<>();
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();

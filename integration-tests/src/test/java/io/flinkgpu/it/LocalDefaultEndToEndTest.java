@@ -48,8 +48,11 @@ class LocalDefaultEndToEndTest {
     static final String RESPONSES = "inference-responses";
     static final String DEAD_LETTER = "inference-dead-letter";
     static final int DURATION_S = 25;
-    /** More samples than the operator batches by default (inference.batching.max-batch-size 32), fewer than the model's 64. */
-    static final int OVERSIZED_BATCH = 40;
+    /**
+     * More samples than the shipped model's max_batch_size (64), which caps the operator's default
+     * inference.batching.max-batch-size (128) for it.
+     */
+    static final int OVERSIZED_BATCH = 65;
 
     static final Pattern BOOTSTRAP = Pattern.compile("^  Kafka bootstrap   (\\S+)\\s*$", Pattern.MULTILINE);
     static final Pattern SUMMARY = Pattern.compile("\\[\\s*\\d+s\\] sent (\\d+) \\| answered (\\d+)");
@@ -107,7 +110,7 @@ class LocalDefaultEndToEndTest {
             InferenceResponse tooLarge = responses.get(oversizedId);
             assertThat(tooLarge.isError()).as("the %d-sample request: %s", OVERSIZED_BATCH, tooLarge).isTrue();
             assertThat(tooLarge.error().code()).as("%s", tooLarge.error()).isEqualTo(ErrorCode.BATCH_TOO_LARGE);
-            assertThat(tooLarge.error().message()).contains("inference.batching.max-batch-size");
+            assertThat(tooLarge.error().message()).contains("the model's max_batch_size is 64");
 
             InferenceResponse invalid = responses.get(badTimeoutId);
             assertThat(invalid.isError()).as("timeout_ms -5: %s", invalid).isTrue();

@@ -84,7 +84,7 @@ public final class QueueBoundReport {
 
     /** The rows of one result.json: its roofline entries that have an R. */
     static List<Row> rows(JsonNode result) {
-        Map<String, String> userOptions = strings(result.path("user_options"));
+        Map<String, String> userOptions = runOptions(result);
         String run = result.path("run_id").asText();
         List<Row> out = new ArrayList<>();
         for (Entry e : entries(result, "goodput_vs_roofline")) {
@@ -112,7 +112,7 @@ public final class QueueBoundReport {
 
     /** The rows of one result.json's low-load entries whose configuration has a 10%-of-capacity point. */
     static List<LowLoadRow> lowLoadRows(JsonNode result) {
-        Map<String, String> userOptions = strings(result.path("user_options"));
+        Map<String, String> userOptions = runOptions(result);
         boolean simulated = "simulated".equals(userOptions.get("inference.device.type"));
         int cores = result.path("machine").path("nproc").asInt(Runtime.getRuntime().availableProcessors());
         String run = result.path("run_id").asText();
@@ -271,6 +271,23 @@ public final class QueueBoundReport {
         }
         return out;
     }
+
+    /**
+     * The operator defaults a run's result.json records ({@code operator_defaults}), or for a run
+     * before it recorded them the defaults of then ({@link #DEFAULTS_BEFORE_RECORDED}), with the
+     * run's -D options over them: a configuration without its own max batch size ran with its run's
+     * default, not with today's.
+     */
+    static Map<String, String> runOptions(JsonNode result) {
+        Map<String, String> out = new HashMap<>(result.has("operator_defaults")
+                ? strings(result.path("operator_defaults")) : DEFAULTS_BEFORE_RECORDED);
+        out.putAll(strings(result.path("user_options")));
+        return out;
+    }
+
+    /** The operator's batch cap when runs did not yet record their defaults (it was 32 until it became 128). */
+    static final Map<String, String> DEFAULTS_BEFORE_RECORDED =
+            Map.of(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.key(), "32");
 
     private static Map<String, String> strings(JsonNode object) {
         Map<String, String> out = new HashMap<>();

@@ -9,6 +9,7 @@ import io.flinkgpu.bench.run.BenchmarkSettings;
 import io.flinkgpu.bench.load.PointResult;
 import io.flinkgpu.bench.scenario.Scenarios;
 import io.flinkgpu.bench.sut.Ceiling;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -56,6 +57,10 @@ public final class Report {
         doc.put("versions", versions());
         doc.put("settings", settings);
         doc.put("user_options", userOptions);
+        // what a configuration without its own option ran with, so that a report of this run made under
+        // later defaults reads the run's
+        doc.put("operator_defaults", Map.of(GpuInferenceOptions.MAX_BATCH_SIZE.key(),
+                String.valueOf(GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue())));
         doc.put("kafka_floor_closed_loop", runner.kafkaEcho);
         List<Map<String, Object>> scenarios = new ArrayList<>();
         for (ScenarioResult s : results) {

@@ -37,8 +37,7 @@ public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, do
                 new RunSpec(Duration.ofSeconds(1), Duration.ofSeconds(1), 3, 4, Duration.ofSeconds(5), 0.10),
                 new RunSpec(Duration.ofMillis(500), Duration.ofSeconds(1), 3, 3, Duration.ofSeconds(2), 0.10),
                 2.0, 11, 1, MAX_RATE, Duration.ofMillis(300), Duration.ofMillis(1500), BATCHES,
-                List.of(options("inference.batching.max-queue-delay", "0 ms", "inference.batching.max-batch-size",
-                        "128"), options("inference.execution-threads", "2"),
+                List.of(options("inference.batching.max-batch-size", "32"), options("inference.execution-threads", "2"),
                         options("inference.batching.batch-sizing", "SLO_AWARE_CAPPED")), Duration.ofSeconds(20), 0);
     }
 
@@ -49,8 +48,7 @@ public record BenchmarkSettings(String mode, RunSpec point, RunSpec unloaded, do
                 new RunSpec(Duration.ofSeconds(2), Duration.ofMillis(2500), 4, 6, Duration.ofSeconds(10), 0.10),
                 new RunSpec(Duration.ofSeconds(1), Duration.ofSeconds(2), 3, 3, Duration.ofSeconds(3), 0.10),
                 Math.sqrt(2), 18, 2, MAX_RATE, Duration.ofSeconds(1), Duration.ofSeconds(4), BATCHES,
-                List.of(options("inference.batching.max-queue-delay", "0 ms", "inference.batching.max-batch-size",
-                                "128"),
+                List.of(options("inference.batching.max-batch-size", "32"),
                         options("inference.batching.max-queue-delay", "1 ms", "inference.batching.max-batch-size",
                                 "128"),
                         options("inference.execution-threads", "2"),

@@ -185,6 +185,24 @@ class QueueBoundTest {
         assertThat(Targets.sloBoundDetail(1, 32, 56.8, 50673, 1.0)).contains("1 thread at").doesNotContain("goal");
         assertThat(Targets.maxBatch(Map.of("inference.batching.max-batch-size", "128"), Map.of())).isEqualTo(128);
         assertThat(Targets.maxBatch(Map.of(), Map.of("inference.batching.max-batch-size", "8"))).isEqualTo(8);
-        assertThat(Targets.maxBatch(Map.of(), Map.of())).isEqualTo(32);
+        assertThat(Targets.maxBatch(Map.of(), Map.of())).isEqualTo(128);
+    }
+
+    @Test
+    void aRunIsReadWithTheDefaultsItRanWith() throws Exception {
+        ObjectMapper json = new ObjectMapper();
+        // a run before result.json recorded the operator's defaults ran with the batch cap of then
+        JsonNode before = json.readTree("{\"user_options\": {\"inference.execution-threads\": \"2\"}}");
+        Map<String, String> old = QueueBoundReport.runOptions(before);
+        assertThat(Targets.maxBatch(Map.of(), old)).isEqualTo(32);
+        assertThat(old).containsEntry("inference.execution-threads", "2");
+        assertThat(Targets.maxBatch(Map.of("inference.batching.max-batch-size", "128"), old)).isEqualTo(128);
+        // a run that recorded them, with a -D over them
+        JsonNode recorded = json.readTree("{\"operator_defaults\": {\"inference.batching.max-batch-size\": \"64\"},"
+                + " \"user_options\": {}}");
+        assertThat(Targets.maxBatch(Map.of(), QueueBoundReport.runOptions(recorded))).isEqualTo(64);
+        JsonNode overridden = json.readTree("{\"operator_defaults\": {\"inference.batching.max-batch-size\": \"64\"},"
+                + " \"user_options\": {\"inference.batching.max-batch-size\": \"8\"}}");
+        assertThat(Targets.maxBatch(Map.of(), QueueBoundReport.runOptions(overridden))).isEqualTo(8);
     }
 }

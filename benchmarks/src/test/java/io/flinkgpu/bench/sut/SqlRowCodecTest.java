@@ -272,15 +272,15 @@ class SqlRowCodecTest {
         assertThat(statements.get(1)).contains("'topic' = 'resp'", "'sink.delivery-guarantee' = 'at-least-once'",
                 "'properties.linger.ms' = '2'");
         String model = statements.get(2);
-        // the library's defaults (max batch 32, delay 0), the job's device default and the options set
-        assertThat(model).contains("'provider' = 'onnx'", "'model' = 'two'", "'max-batch-size' = '32'",
+        // the library's defaults (max batch 128, delay 0), the job's device default and the options set
+        assertThat(model).contains("'provider' = 'onnx'", "'model' = 'two'", "'max-batch-size' = '128'",
                 "'max-queue-delay' = '0 ns'", "'device' = 'auto'", "'on-error' = 'ERROR_COLUMN'",
                 "'inference.execution-threads' = '2'", "'inference.device.intra-op-threads' = '1'");
         // the job's Kafka options are not the model's
         assertThat(model).doesNotContain("inference.kafka", "inference.model-repository", "inference.batching");
-        // 32 x (4 enqueued batches + 2 execution threads)
+        // 128 x (4 enqueued batches + 2 execution threads)
         assertThat(statements.get(3)).contains("ML_PREDICT(TABLE requests, MODEL bench_model, DESCRIPTOR(`dense`, "
-                + "`sparse`)", "'max-concurrent-operations', '192'", "'output-mode', 'ALLOW_UNORDERED'");
+                + "`sparse`)", "'max-concurrent-operations', '768'", "'output-mode', 'ALLOW_UNORDERED'");
 
         c.setString(GpuInferenceOptions.MAX_BATCH_SIZE.key(), "1");
         c.setString(SqlPredict.MAX_CONCURRENT, "160");
