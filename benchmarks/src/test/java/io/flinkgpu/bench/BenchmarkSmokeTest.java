@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinkgpu.inference.operator.GpuInferenceOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,7 +39,7 @@ class BenchmarkSmokeTest {
         assertThat(result.path("versions").path("flink").asText()).isNotEmpty();
         assertThat(result.path("command_line").asText()).contains("--mode=smoke");
         assertThat(result.path("operator_defaults").path("inference.batching.max-batch-size").asText())
-                .isEqualTo(String.valueOf(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue()));
+                .isEqualTo(String.valueOf(GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue()));
         JsonNode image = result.path("scenarios").get(0);
         assertThat(image.path("name").asText()).isEqualTo("image");
         assertThat(image.path("ceiling")).isNotEmpty();
@@ -88,7 +89,7 @@ class BenchmarkSmokeTest {
                 ? Math.max(1, Runtime.getRuntime().availableProcessors() - 1) : 2;
         assertThat(image.path("configs").path("sql-batched").path("options").path(
                 "bench.sql.max-concurrent-operations").asText()).isEqualTo(String.valueOf(
-                io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue() * (4 + threads)));
+                GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue() * (4 + threads)));
 
         // CPU per request, split by thread, on every point of every configuration
         for (String config : new String[] {"job-batching-off", "job-batching-default", "sql-batched", "sql-batch1",
@@ -178,7 +179,7 @@ class BenchmarkSmokeTest {
             assertThat(measured || t.path("status").asText().equals("not measured")).as("%s", t).isTrue();
             if (name.equals("sql_batched_vs_batch1")) {
                 assertThat(t.path("ceiling_batch").asInt())
-                        .isEqualTo(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue());
+                        .isEqualTo(GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue());
                 double available = t.path("ceiling_ratio").asDouble();
                 assertThat(available).isPositive();
                 if (measured && available < 3) {

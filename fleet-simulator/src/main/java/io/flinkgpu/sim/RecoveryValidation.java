@@ -61,18 +61,18 @@ public final class RecoveryValidation {
 
     /** What the benchmark measured, from its 'coordinator' configuration. */
     record Measured(double decisionSeconds, double recoverySeconds, double p50BeforeStepMs,
-            Map<Integer, Double> windowP99Ms, SpeedModel speed, String speedSource) {}
+            Map<Integer, Double> windowP99Ms, SpeedModel speed, String speedSource, int maxBatch) {}
 
     static final double BEFORE = 60;
     static final double AFTER = 60;
     static final double SLO_MS = 150;
     static final int RECOVERY_WINDOWS = 5;
     /**
-     * The job's batches when {@link #SOURCE} was measured (revision 436b41c): the model's max_batch_size
-     * (64) capped by the operator's default inference.batching.max-batch-size of then, 32. A replay of a
-     * run measured with a later default would take that default's cap.
+     * The job's largest batch in a run that does not record it (settings.max_batch_size): the runs
+     * before it was recorded took the model's max_batch_size (64) capped by the operator's default
+     * inference.batching.max-batch-size of then, 32.
      */
-    static final int MAX_BATCH = 32;
+    static final int MAX_BATCH_BEFORE_RECORDED = 32;
     /** The simulated GPUs' configured speed, where the measured run recorded no latency fit. */
     static final String NOMINAL_SPEED = "1+4*b";
     static final String SOURCE = "docs/benchmarks/coordinator/recovery.json";
@@ -109,12 +109,12 @@ public final class RecoveryValidation {
                 "the recovery benchmark's simulated GPU: " + measured.speedSource());
         Workload.Spec spec = new Workload.Spec(2, 0, "poisson", 1, 0, 1, 0, 0, new double[] {1, 0, 0, 0, 0}, 0, 1,
                 seed);
-        // as the benchmark's job ran the shipped CNN: its max_batch_size 64 capped by the operator's default
-        // inference.batching.max-batch-size of then (MAX_BATCH), no max_queue_delay_ms (the operator's default, 0), no scheduling block
+        // as the benchmark's job ran the shipped CNN: batches up to the run's max batch, no max_queue_delay_ms
+        // (the operator's default, 0), no scheduling block
         List<SimModel> models = List.of(
-                new SimModel(0, "fashion-mnist-cnn", Arch.IMAGE_CNN, 1, 256L << 20, SLO_MS, true, 130, 0, MAX_BATCH,
+                new SimModel(0, "fashion-mnist-cnn", Arch.IMAGE_CNN, 1, 256L << 20, SLO_MS, true, 130, 0, measured.maxBatch(),
                         0),
-                new SimModel(1, "fashion-mnist-cnn-b", Arch.IMAGE_CNN, 1, 256L << 20, SLO_MS, true, 30, 0, MAX_BATCH,
+                new SimModel(1, "fashion-mnist-cnn-b", Arch.IMAGE_CNN, 1, 256L << 20, SLO_MS, true, 30, 0, measured.maxBatch(),
                         0));
         Workload w = Workload.of(spec, models, new Workload.Step(0, BEFORE, 2.0));
         PlannerSettings d = PlannerSettings.defaults();
@@ -196,7 +196,7 @@ public final class RecoveryValidation {
      * same rule if the run does not state it), unloaded p50 and p99 per window of the 'coordinator'
      * configuration, and the device speed its operator fitted before the step: the median intercept
      * and slope of the stepped model's latency fit over the cycles before t0 (the nominal speed where
-     * the run recorded none).
+     * the run recorded none), and the job's largest batch.
      */
     static Measured measured(Path file) throws IOException {
         JsonNode root = new ObjectMapper().readTree(Files.readString(file));
@@ -255,7 +255,9 @@ public final class RecoveryValidation {
                         + "over the %d cycles before the step (configured %s ms)", alphaMs, betaMs, alphas.size(),
                         NOMINAL_SPEED);
             }
-            return new Measured(decision, recovery, number(cfg, "p50_before_step_ms"), p99, speed, speedSource);
+            int maxBatch = root.path("settings").path("max_batch_size").asInt(MAX_BATCH_BEFORE_RECORDED);
+            return new Measured(decision, recovery, number(cfg, "p50_before_step_ms"), p99, speed, speedSource,
+                    maxBatch);
         }
         throw new IOException(file + " has no 'coordinator' configuration");
     }

@@ -2,10 +2,13 @@ package io.flinkgpu.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class PlannerScalingTest {
     @Test
@@ -31,6 +34,19 @@ class PlannerScalingTest {
         assertThat(o.simRecoverySeconds()).isBetween(0.0, 30.0);
         // as the benchmark's job: requests without a deadline queue, so no window fails for expired requests
         assertThat(o.windowFailures().values().stream().mapToLong(Long::longValue).sum()).isZero();
+    }
+
+    @Test
+    void theReplayBatchesAsTheMeasuredJobDid(@TempDir Path dir) throws Exception {
+        Path root = Path.of("..").toAbsolutePath().normalize();
+        Path published = root.resolve(RecoveryValidation.SOURCE);
+        // the published run predates settings.max_batch_size: its job's cap then, 32
+        assertThat(RecoveryValidation.measured(published).maxBatch()).isEqualTo(32);
+        ObjectNode run = (ObjectNode) new ObjectMapper().readTree(published.toFile());
+        ((ObjectNode) run.path("settings")).put("max_batch_size", 64);
+        Path recorded = dir.resolve("recovery.json");
+        new ObjectMapper().writeValue(recorded.toFile(), run);
+        assertThat(RecoveryValidation.measured(recorded).maxBatch()).isEqualTo(64);
     }
 
     @Test

@@ -13,7 +13,10 @@ import io.flinkgpu.coordinator.collect.MetricCollector;
 import io.flinkgpu.coordinator.realize.KafkaPlanRealizer;
 import io.flinkgpu.coordinator.state.RocksDbStateStore;
 import io.flinkgpu.coordinator.state.StateStore;
+import io.flinkgpu.inference.model.ModelConfig;
+import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.operator.GpuInferenceOptions;
+import io.flinkgpu.inference.operator.InferenceSettings;
 import io.flinkgpu.job.InferenceJobOptions;
 import io.flinkgpu.job.local.EmbeddedKafka;
 import java.io.IOException;
@@ -45,19 +48,22 @@ final class CoordinatedJob implements AutoCloseable {
     final String rest;
     final JobClient job;
     final MetricCollector collector;
+    /** The job's configuration, as it started. */
+    final Configuration configuration;
     private final EmbeddedKafka kafka;
     private final Path stateDir;
     private StateStore store;
     private KafkaPlanRealizer realizer;
 
     private CoordinatedJob(String prefix, JobTopics topics, String control, String rest, JobClient job,
-            MetricCollector collector, EmbeddedKafka kafka, Path stateDir) {
+            MetricCollector collector, Configuration configuration, EmbeddedKafka kafka, Path stateDir) {
         this.prefix = prefix;
         this.topics = topics;
         this.control = control;
         this.rest = rest;
         this.job = job;
         this.collector = collector;
+        this.configuration = configuration;
         this.kafka = kafka;
         this.stateDir = stateDir;
     }
@@ -102,7 +108,19 @@ final class CoordinatedJob implements AutoCloseable {
                 Duration.ofSeconds(5), Clock.systemUTC(), Duration.ofMillis(settleMs));
         Path stateDir = stateRoot.resolve(prefix);
         Files.createDirectories(stateDir);
-        return new CoordinatedJob(prefix, topics, control, rest, job, collector, kafka, stateDir);
+        return new CoordinatedJob(prefix, topics, control, rest, job, collector, conf, kafka, stateDir);
+    }
+
+    /**
+     * The largest batch the job's operator forms for {@code model}: the model's max_batch_size
+     * capped by the job's inference.batching.max-batch-size, as the operator resolves it.
+     */
+    int maxBatch(String model) {
+        String repository = configuration.get(GpuInferenceOptions.MODEL_REPOSITORY);
+        ModelConfig config = ModelRepository.open(Path.of(repository)).model(model).orElseThrow(() ->
+                new IllegalArgumentException("the repository " + repository + " has no model '" + model + "'"))
+                .config();
+        return InferenceSettings.fromConfiguration(configuration).batchingFor(config).maxBatchSize();
     }
 
     /** Traffic on the job's topics: the caller closes it before this job. */

@@ -57,6 +57,8 @@ final class RecoveryReport {
             settings.put("steady_rate", options.steadyRate);
         }
         settings.put("device_capacity_at_batch_32_per_s", options.capacity(32));
+        // the fleet simulator's replay of this run batches as the job did
+        runs.stream().mapToInt(r -> r.maxBatch).max().ifPresent(b -> settings.put("max_batch_size", b));
         settings.put("slo_p99_ms", options.sloMs);
         settings.put("before_seconds", options.beforeSeconds);
         settings.put("after_seconds", options.afterSeconds);

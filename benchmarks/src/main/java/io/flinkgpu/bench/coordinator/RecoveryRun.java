@@ -20,6 +20,8 @@ final class RecoveryRun {
 
     final String name;
     final boolean coordinator;
+    /** The largest batch the job's operator formed for the stepped model. */
+    int maxBatch;
     /** The load step, System.nanoTime. */
     long t0Nanos;
     /** t0 on the wall clock (the decisions' clock), milliseconds. */

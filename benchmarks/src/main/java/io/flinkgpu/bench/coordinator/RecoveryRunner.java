@@ -73,6 +73,7 @@ final class RecoveryRunner {
         try (CoordinatedJob job = CoordinatedJob.start(kafka, repository, stateRoot, "recovery-" + name, options.speed,
                 options.fetchMs, settle);
                 KafkaTraffic traffic = job.traffic()) {
+            run.maxBatch = job.maxBatch(RecoveryBenchmark.STEPPED);
             List<KafkaTarget> models = new ArrayList<>();
             for (String model : options.models()) {
                 models.add(traffic.stream((id, seq) -> images.request(id, seq, model, PARAMETERS)));

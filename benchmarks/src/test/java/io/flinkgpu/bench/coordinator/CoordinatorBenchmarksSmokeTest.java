@@ -123,6 +123,8 @@ class CoordinatorBenchmarksSmokeTest {
         assertThat(exit).isZero();
         JsonNode result = JSON.readTree(dir.resolve("recovery.json").toFile());
         assertThat(result.path("git").asText()).isNotEmpty();
+        // the shipped CNN's max_batch_size (64) under the operator's default cap (128): what a replay batches to
+        assertThat(result.path("settings").path("max_batch_size").asInt()).isEqualTo(64);
         JsonNode c = result.path("configs").get(0);
         assertThat(c.path("windows")).hasSize(10);
         assertThat(c.path("lost").asLong()).isZero();
