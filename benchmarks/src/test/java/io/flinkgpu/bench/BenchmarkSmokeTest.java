@@ -266,6 +266,17 @@ class BenchmarkSmokeTest {
         JsonNode gc = cpu.path("gcPauses");
         assertThat(gc.path("count").asInt()).as(config).isGreaterThanOrEqualTo(0);
         assertThat(gc.path("longestMs").asDouble()).isLessThanOrEqualTo(gc.path("totalMs").asDouble());
+        // the machine's stalls, where the kernel reports them: a window's I/O stall is part of the point's
+        JsonNode pressure = cpu.path("pressure");
+        assertThat(pressure.isObject()).as("%s: pressure", config)
+                .isEqualTo(Files.isReadable(Path.of("/proc/pressure/io")));
+        if (pressure.isObject()) {
+            assertThat(pressure.path("ioSomeMostInAWindowMs").asDouble()).as(config).isGreaterThanOrEqualTo(0)
+                    .isLessThanOrEqualTo(pressure.path("ioSomeMs").asDouble());
+            assertThat(pressure.path("ioFullMs").asDouble()).as(config).isGreaterThanOrEqualTo(0)
+                    .isLessThanOrEqualTo(pressure.path("ioSomeMs").asDouble());
+            assertThat(pressure.path("cpuSomeMs").asDouble()).as(config).isGreaterThanOrEqualTo(0);
+        }
     }
 
     /**

@@ -28,10 +28,13 @@ import java.util.Map;
  *     are paid for
  * @param gcPauses the garbage collector's stop-the-world pauses that began during the point (null
  *     where no collector reports them)
+ * @param pressure the machine's CPU, I/O and memory stalls over the point, as the kernel counts them
+ *     (null where it does not)
  */
 public record CpuSplit(long answers, double seconds, double processUs, double jobUs, Map<String, Double> partsUs,
         double unattributedUs, double processCpuSeconds, int threadsStarted, int threadsEnded,
-        double compileSeconds, Map<String, Double> allocatedBytesPerRequest, GcPauses.Summary gcPauses) {
+        double compileSeconds, Map<String, Double> allocatedBytesPerRequest, GcPauses.Summary gcPauses,
+        Pressure.Stalls pressure) {
 
     /** The JIT compilers' busy time over the point's span, in cores (NaN where not reported). */
     public double compilerCores() {

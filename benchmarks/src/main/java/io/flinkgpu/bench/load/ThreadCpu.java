@@ -170,6 +170,8 @@ public final class ThreadCpu {
         private final Counter allocatedBytes = new Counter();
         private final Map<Long, Part> parts = new HashMap<>();
         private final java.util.Set<Long> atStart;
+        /** The kernel's stall totals at the readings (null where it reports none). */
+        private final Pressure.Readings pressure;
 
         private Sampler(long driver) {
             this.driver = driver;
@@ -177,6 +179,7 @@ public final class ThreadCpu {
             this.alloc = mx instanceof com.sun.management.ThreadMXBean sun && sun.isThreadAllocatedMemorySupported()
                     && sun.isThreadAllocatedMemoryEnabled() ? sun : null;
             GcPauses.listen();
+            this.pressure = Pressure.Readings.start();
             this.startProcess = processCpuNanos();
             this.startNanos = System.nanoTime();
             read(true);
@@ -186,6 +189,9 @@ public final class ThreadCpu {
         /** Reads every live thread's CPU time now (call once per window, so that dying threads lose little). */
         public synchronized void sample() {
             read(false);
+            if (pressure != null) {
+                pressure.sample();
+            }
         }
 
         /**
@@ -233,6 +239,9 @@ public final class ThreadCpu {
         /** The split of the CPU used since the start over {@code answers} answered requests. */
         public synchronized CpuSplit finish(long answers) {
             read(false);
+            if (pressure != null) {
+                pressure.sample();
+            }
             long endNanos = System.nanoTime();
             long process = processCpuNanos() - startProcess;
             if (!supported || process < 0 || startProcess < 0) {
@@ -267,7 +276,7 @@ public final class ThreadCpu {
             return new CpuSplit(answers, (endNanos - startNanos) / 1e9, process * per, job,
                     out, Math.max(0, process - threads) * per, process / 1e9, started, ended,
                     startCompileMs < 0 ? Double.NaN : (compileMillis() - startCompileMs) / 1e3, bytes,
-                    GcPauses.since(startNanos));
+                    GcPauses.since(startNanos), pressure == null ? null : pressure.stalls());
         }
 
         /**

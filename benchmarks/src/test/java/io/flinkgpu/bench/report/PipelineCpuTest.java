@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 class PipelineCpuTest {
     private static PointResult point(double rate, double jobUs, long answers) {
-        CpuSplit split = new CpuSplit(answers, 1, jobUs * 2, jobUs, Map.of("job_source", jobUs), 0, 1, 0, 0, 0, Map.of(), null);
+        CpuSplit split = new CpuSplit(answers, 1, jobUs * 2, jobUs, Map.of("job_source", jobUs), 0, 1, 0, 0, 0, Map.of(), null, null);
         return new PointResult("open", rate, 1, answers, answers, 0, 0, 0, rate, 1, 1, 1, 1, 1, 1, 1, 50, 1, true,
                 true, List.of(), 1, 0, 0, List.of(), 1, 0, split, List.of(), null, Double.NaN);
     }
@@ -149,11 +149,11 @@ class PipelineCpuTest {
         bytes.put("job_operator_mailbox", 600.0);
         bytes.put("broker", 1200.0);
         CpuSplit split = new CpuSplit(1000, 1, 100, 50, Map.of("job_source", 50.0), 0, 0.1, 0, 0, 0, bytes,
-                new io.flinkgpu.bench.load.GcPauses.Summary(3, 41, 18));
+                new io.flinkgpu.bench.load.GcPauses.Summary(3, 41, 18), null);
         assertThat(Targets.memory(split))
                 .isEqualTo("; allocated 2100 bytes per request (job 900); GC paused 3 times, 41 ms in all, longest 18 ms");
         CpuSplit quiet = new CpuSplit(1000, 1, 100, 50, Map.of("job_source", 50.0), 0, 0.1, 0, 0, 0, Map.of(),
-                new io.flinkgpu.bench.load.GcPauses.Summary(0, 0, 0));
+                new io.flinkgpu.bench.load.GcPauses.Summary(0, 0, 0), null);
         assertThat(Targets.memory(quiet)).isEqualTo("; no GC pause");
         assertThat(Targets.memory(null)).isEmpty();
         // the report's "Every point" cells: KB per request (process / job), pauses / longest

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class WarmUpSettleTest {
     private static PointResult point(double compileSeconds, double seconds) {
         CpuSplit split = new CpuSplit(1000, seconds, 100, 50, Map.of("job_source", 50.0), 10, 0.1, 0, 0,
-                compileSeconds, Map.of(), null);
+                compileSeconds, Map.of(), null, null);
         return new PointResult("open", 1000, seconds, 1000, 1000, 0, 0, 0, 1000, 1, 1, 1, 2, 2, 2, 1, 50, 1, true, true,
                 List.of(), 1, 0, 0, List.of(), 1, 0, split, List.of(), null, 1000);
     }
