@@ -3,8 +3,9 @@
 measurement window far over the SLO: a stall that load does not explain. A point counts when its offered rate is at
 most FRACTION of its configuration's goodput, and it stalled when one of its windows has a p99 over FACTOR times the
 scenario's SLO. Each stalled point is listed with what could explain it: the longest GC pause of the benchmark JVM
-during the point and the load generator's longest lag behind a send time (runs that record them), and where the time
-went (the p99 of the queue, the inference and everything outside the operator).
+during the point, the load generator's longest lag behind a send time, the machine's I/O stall in the point's worst
+window (the kernel's pressure stall information; each where the run records it), and where the time went (the p99 of
+the queue, the inference and everything outside the operator).
 
 Usage, from the repository root:
   python3 benchmarks/stalls.py OUT.md LABEL=result.json [LABEL=result.json ...]
@@ -47,6 +48,17 @@ def stalled(point, slo):
     return [w["p99"] for w in point["windows"] if number(w.get("p99")) and w["p99"] > FACTOR * slo]
 
 
+def worst_io(point):
+    """The machine's I/O stall in the point's worst window, ms, or None where the run did not record it."""
+    return number(((result_points.cpu_split(point) or {}).get("pressure") or {}).get("ioSomeMostInAWindowMs"))
+
+
+def median(values):
+    """The median of the values that are not None, or None where there are none."""
+    v = sorted(x for x in values if x is not None)
+    return None if not v else (v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2)
+
+
 def fmt(v, digits=0):
     v = number(v)
     return "-" if v is None else f"{v:,.{digits}f}"
@@ -60,12 +72,14 @@ def main():
              f"rate is at most {FRACTION:.0%} of its configuration's goodput; it stalled when one of its measurement "
              f"windows has a p99 over {FACTOR:g} x the scenario's SLO. The passthrough (Flink and Kafka alone) "
              "and Kafka alone (`kafka-relay`) count as any configuration. For each stalled point: the longest GC pause of the benchmark JVM during "
-             "the point, the load generator's longest lag behind a send time, and the point's p99 in the operator's "
-             "queue, in inference and outside the operator (the Kafka hops, Flink's network stack, the sink); a dash "
+             "the point, the load generator's longest lag behind a send time, the machine's I/O stall (some task waiting "
+             "for I/O, as the kernel's /proc/pressure/io counts it) in the point's worst window, and the point's p99 in "
+             "the operator's queue, in inference and outside the operator (the Kafka hops, Flink's network stack, the sink); a dash "
              "where the run did not record it.", "",
              "| run | run id of revision | CPU | points below capacity | stalled | of them without the operator (passthrough, "
-             "kafka-relay) |",
-             "|---|---|---|---:|---:|---:|"]
+             "kafka-relay) | I/O stall in the worst window, median of the points that did not stall, ms | the same, of "
+             "those that stalled, ms |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
     details = []
     for arg in sys.argv[2:]:
         label, path = arg.split("=", 1)
@@ -75,19 +89,23 @@ def main():
         without = sum(1 for b in bad if b[2] in WITHOUT_OPERATOR)
         link = f"[{label}]({os.path.relpath(path, base)})"
         lines.append(f"| {link} | `{run['run_id']}` of `{run['versions']['git']}` "
-                     f"| {run['machine']['nproc']} x {run['machine']['cpu']} | {len(below)} | {len(bad)} | {without} |")
+                     f"| {run['machine']['nproc']} x {run['machine']['cpu']} | {len(below)} | {len(bad)} | {without} "
+                     f"| {fmt(median(worst_io(b[3]) for b in below if not stalled(b[3], b[1])), 1)} "
+                     f"| {fmt(median(worst_io(b[3]) for b in bad), 1)} |")
         for s, slo, c, p, share in bad:
             cpu = result_points.cpu_split(p) or {}
             gc = (cpu.get("gcPauses") or {}).get("longestMs")
             lag = (p.get("sendLag") or {}).get("lagMax")
             st = p.get("stages") or {}
             windows = ", ".join(fmt(w, 0) for w in stalled(p, slo))
+            io = worst_io(p)
             details.append(f"| {label} | {s} | {c} | {fmt(p['offered'])} | {share:.0%} | {fmt(slo)} | {windows} "
-                           f"| {fmt(gc)} | {fmt(lag)} | {fmt(st.get('queueP99'), 1)} "
+                           f"| {fmt(gc)} | {fmt(lag)} | {fmt(io)} | {fmt(st.get('queueP99'), 1)} "
                            f"| {fmt(st.get('inferenceP99'), 1)} | {fmt(st.get('outsideP99'))} |")
     lines += ["", "| run | scenario | configuration | offered/s | of goodput | SLO ms | stalled windows' p99 ms "
-              "| longest GC pause ms | longest sender lag ms | queue p99 ms | inference p99 ms | outside p99 ms |",
-              "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"] + details + [""]
+              "| longest GC pause ms | longest sender lag ms | I/O stall in the worst window ms | queue p99 ms "
+              "| inference p99 ms | outside p99 ms |",
+              "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"] + details + [""]
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
 
