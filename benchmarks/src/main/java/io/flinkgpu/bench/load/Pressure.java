@@ -21,7 +21,7 @@ public final class Pressure {
 
     /**
      * The stalls over one point, in milliseconds: the totals of each kind, and the most I/O
-     * ({@code some}) stall between two consecutive readings (a measurement window, or the warm-up).
+     * ({@code some}) stall between two consecutive readings (a measurement window, the warm-up or the drain).
      */
     public record Stalls(double cpuSomeMs, double ioSomeMs, double ioFullMs, double memorySomeMs,
             double memoryFullMs, double ioSomeMostInAWindowMs) {}
