@@ -106,6 +106,12 @@ public final class RolloutBenchmark implements Callable<Integer> {
             + "twice A's even where A's batches are larger (default: ${DEFAULT-VALUE})")
     String slowSpeed = "100+40*b";
 
+    @Option(names = "--max-batch-size", description = "inference.batching.max-batch-size of the job; 0: the operator's "
+            + "default. Both versions batch up to it (and the model's max_batch_size), and the rollout compares their "
+            + "batches' service p99: while B's slow batch holds the execution thread, A's requests queue and A's next "
+            + "batch is as large as this cap allows (default: ${DEFAULT-VALUE})")
+    int maxBatchSize = 0;
+
     @Option(names = "--error-share", description = "Share of version 2's batches the simulated GPUs fail in the "
             + "bad-errors and shadow cases (default: ${DEFAULT-VALUE})")
     double errorShare = 0.1;
@@ -208,6 +214,8 @@ public final class RolloutBenchmark implements Callable<Integer> {
         settings.put("bad_errors_version", "the same copy, " + num(100 * errorShare) + "% of its batches failed by the "
                 + "simulated GPUs (inference.device.simulated.model-failures " + MODEL + ":2), also in the shadow case");
         settings.put("slow_speed", slowSpeed);
+        settings.put("max_batch_size", maxBatchSize > 0 ? String.valueOf(maxBatchSize) : "the operator's default, "
+                + io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE.defaultValue());
         settings.put("error_share", errorShare);
         ArrayNode results = result.putArray("cases");
         try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
@@ -239,13 +247,15 @@ public final class RolloutBenchmark implements Callable<Integer> {
                     List.of(MODEL + ":2=" + errorShare));
             default -> conf -> { };
         };
+        java.util.function.Consumer<Configuration> jobConf = maxBatchSize <= 0 ? badB : badB.andThen(conf ->
+                conf.set(io.flinkgpu.inference.operator.GpuInferenceOptions.MAX_BATCH_SIZE, maxBatchSize));
         RecoveryRun run = new RecoveryRun(name, true);
         run.loadAverageStart = CoordinatedJob.loadAverage();
         List<RolloutAnalysis.Point> timeline = Collections.synchronizedList(new ArrayList<>());
         List<Decision> decisions;
         Rollout.Mode mode = name.equals(SHADOW) ? Rollout.Mode.SHADOW : Rollout.Mode.CANARY;
         try (CoordinatedJob job = CoordinatedJob.start(kafka, repo, root.resolve("benchmarks/target/rollout-state"),
-                "rollout-" + name, speed, fetchMs, settleMs, badB);
+                "rollout-" + name, speed, fetchMs, settleMs, jobConf);
                 KafkaTraffic traffic = job.traffic()) {
             KafkaTarget warm = traffic.stream((id, seq) -> images.request(id, seq, MODEL, RecoveryRunner.PARAMETERS)
                     .withVersion("1"));
@@ -304,8 +314,9 @@ public final class RolloutBenchmark implements Callable<Integer> {
                 + " -Dbench.args=\"" + String.format(Locale.ROOT, "--cases=%s --seconds=%d --rate=%s --speed=%s "
                 + "--slow-speed=%s --error-share=%s --slo-ms=%s --cycle-ms=%d --min-dwell-s=%d --min-samples=%d "
                 + "--significance=%s --latency-tolerance=%s --latency-min-batches=%d --shadow-fraction=%s "
-                + "--metrics-fetch-ms=%d --metrics-settle-ms=%d", String.join(",", cases), seconds, num(rate), speed,
-                slowSpeed, num(errorShare), num(sloMs), cycleMs, minDwellSeconds, minSamples, num(significance),
-                num(latencyTolerance), latencyMinBatches, num(shadowFraction), fetchMs, settleMs) + "\"";
+                + "--metrics-fetch-ms=%d --metrics-settle-ms=%d --max-batch-size=%d", String.join(",", cases), seconds,
+                num(rate), speed, slowSpeed, num(errorShare), num(sloMs), cycleMs, minDwellSeconds, minSamples,
+                num(significance), num(latencyTolerance), latencyMinBatches, num(shadowFraction), fetchMs, settleMs,
+                maxBatchSize) + "\"";
     }
 }
