@@ -1,6 +1,6 @@
 """Reading a benchmark run's result.json: its configurations, their points and each point's CPU
 split by thread (``cpuPerRequest``). Shared by the scripts that tabulate published runs
-(``compare-runs.py``, ``saturation.py``), so that both read a point's parts the same way."""
+(``compare-runs.py``, ``saturation.py``, ``stalls.py``), so that they read a point's parts the same way."""
 import json
 
 
@@ -43,3 +43,18 @@ def job_outside_inference_us(split):
     """The job's CPU per answered request outside its inference execution threads (which run ONNX Runtime):
     source, parser, mailbox, sinks, flushers and timers."""
     return split["jobUs"] - part_us(split, "job_inference_threads")
+
+
+def number(v):
+    """v as a float, None where it is none (result.json writes NaN as "NaN")."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if f == f else None
+
+
+def fmt(v, digits=0):
+    """v with thousands separators and {digits} decimals, "-" where it is none or NaN."""
+    v = number(v)
+    return "-" if v is None else f"{v:,.{digits}f}"

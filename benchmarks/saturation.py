@@ -12,6 +12,7 @@ import os
 import sys
 
 import result_points
+from result_points import fmt
 
 
 def saturation_point(config):
@@ -53,12 +54,6 @@ def rows(run):
                 "vs_floor": cpu["processUs"] / floor_us if floor_us else None,
             })
     return out
-
-
-def fmt(v, digits=0):
-    if v is None or v != v:
-        return "-"
-    return f"{v:,.{digits}f}"
 
 
 def main():

@@ -14,6 +14,7 @@ import os
 import sys
 
 import result_points
+from result_points import fmt, number
 
 FRACTION = 0.85
 FACTOR = 2.0
@@ -21,15 +22,6 @@ FACTOR = 2.0
 IO_STALL_MS = 200
 # the configurations without the inference operator: Flink and Kafka alone, and Kafka alone
 WITHOUT_OPERATOR = ("passthrough", "kafka-relay")
-
-
-def number(v):
-    """v as a float, None where it is none (result.json writes NaN as "NaN")."""
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if f == f else None
 
 
 def points(run):
@@ -63,11 +55,6 @@ def io_share(below, with_io):
         return "-"
     group = [b for b in recorded if (worst_io(b[3]) > IO_STALL_MS) == with_io]
     return f"{sum(1 for b in group if stalled(b[3], b[1]))} of {len(group)}"
-
-
-def fmt(v, digits=0):
-    v = number(v)
-    return "-" if v is None else f"{v:,.{digits}f}"
 
 
 def main():
