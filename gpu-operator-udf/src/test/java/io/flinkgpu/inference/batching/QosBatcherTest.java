@@ -374,7 +374,9 @@ class QosBatcherTest {
         Map<ModelId, Integer> queued = new HashMap<>();
         for (int r = 0; r < 3 * models; r++) {
             ModelId id = ids.get(random.nextInt(models));
-            long deadline = clock.get() + (20 + random.nextInt(200)) * MS;
+            // at least 40 ms ahead: the offers take up to 3 x 5 x 2 ms, and a deadline that passed before the poll
+            // would have its request dropped, which the expected cut below does not model
+            long deadline = clock.get() + (40 + random.nextInt(200)) * MS;
             DynamicBatcher.Admission a = b.offer(new BatchKey(id, ""), id.name() + "#" + r, 1,
                     new DynamicBatcher.Request(1, "default", deadline));
             if (a == DynamicBatcher.Admission.ACCEPTED) {
