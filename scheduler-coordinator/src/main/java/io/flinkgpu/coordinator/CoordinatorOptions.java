@@ -436,15 +436,18 @@ public final class CoordinatorOptions {
             "coordinator.rollout.latency-tolerance")
             .doubleType()
             .defaultValue(0.2)
-            .withDescription("The new version is worse when its p99 batch latency (inferenceLatencyUs_p99, the "
-                    + "highest over the subtasks) exceeds the old version's times (1 + this).");
+            .withDescription("The new version is worse when its batch latency exceeds the old version's times "
+                    + "(1 + this): its batch time at a common batch size (the smaller of the versions' mean batch "
+                    + "sizes) by the versions' latency fits (latencyModelAlphaUs + latencyModelBetaUs x b), or "
+                    + "its p99 batch service time (serviceLatencyUs_p99, else inferenceLatencyUs_p99; the highest "
+                    + "over the subtasks), the latter not compared where its batches are on average the larger.");
 
     public static final ConfigOption<Long> ROLLOUT_LATENCY_MIN_BATCHES = ConfigOptions.key(
             "coordinator.rollout.latency-min-batches")
             .longType()
             .defaultValue(200L)
             .withDescription("Batches each version must have run within a rollout step before their p99 batch "
-                    + "latencies are compared (until then only error rates are): the first batch of a freshly loaded "
+                    + "latencies are compared (until then only error rates are; batch times at a common size and p99s alike): the first batch of a freshly loaded "
                     + "version includes the load, and among fewer than about 200 batches one slow batch is the p99.");
 
     public static final ConfigOption<Double> ROLLOUT_SHADOW_FRACTION = ConfigOptions.key(

@@ -107,9 +107,10 @@ public final class RolloutBenchmark implements Callable<Integer> {
     String slowSpeed = "100+40*b";
 
     @Option(names = "--max-batch-size", description = "inference.batching.max-batch-size of the job; 0: the operator's "
-            + "default. Both versions batch up to it (and the model's max_batch_size), and the rollout compares their "
-            + "batches' service p99: while B's slow batch holds the execution thread, A's requests queue and A's next "
-            + "batch is as large as this cap allows (default: ${DEFAULT-VALUE})")
+            + "default. Both versions batch up to it (and the model's max_batch_size); while B's slow batch holds the "
+            + "execution thread, A's requests queue and A's next batch is as large as this cap allows, which the "
+            + "rollout's comparison at a common batch size (the versions' latency fits) does not depend on "
+            + "(default: ${DEFAULT-VALUE})")
     int maxBatchSize = 0;
 
     @Option(names = "--error-share", description = "Share of version 2's batches the simulated GPUs fail in the "

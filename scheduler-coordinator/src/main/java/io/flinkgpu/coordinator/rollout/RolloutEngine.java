@@ -25,8 +25,9 @@ import java.util.regex.Pattern;
  * <p>A canary step gives B its share of the requests that pin no version. Once the step has lasted
  * {@link RolloutSettings#minDwell} and both versions answered {@link RolloutSettings#minSamples}
  * requests within it, B is compared with A ({@link VersionComparison}): worse (error rate by the
- * one-sided z-test, or p99 batch latency beyond the tolerance; the p99 of the batches' own service
- * time where both versions report it, {@link #p99}) rolls back at once (100% A,
+ * one-sided z-test, or batch latency beyond the tolerance: at a common batch size by the versions'
+ * latency fits, and by the p99 of the batches' own service time, {@link #latencies}) rolls back at
+ * once (100% A,
  * ROLLED_BACK); otherwise the next step begins, and reaching the last one (100%) ends the rollout
  * (DONE, B serving 100%). A shadow phase gives B no share: a fraction of the requests is copied to
  * B, whose answers the job counts under B's metrics and discards; it is judged the same way and
@@ -243,17 +244,9 @@ public final class RolloutEngine {
                     step.toResponses(), settings.minSamples())));
             return false;
         }
-        double[] service = p99(snapshot, r, ModelSample::serviceLatencyUsP99);
-        boolean byService = Double.isFinite(service[0]) && Double.isFinite(service[1]);
-        double[] p99 = byService ? service : p99(snapshot, r, ModelSample::inferenceLatencyUsP99);
-        long minBatches = settings.latencyMinBatches();
-        String latencySkipped = step.fromBatches() < minBatches || step.toBatches() < minBatches
-                ? String.format(Locale.ROOT, "%s ran %.0f and %s %.0f batches in the step, fewer than %d", r.from(),
-                        step.fromBatches(), bName, step.toBatches(), minBatches)
-                : null;
         VersionComparison.Verdict verdict = VersionComparison.compare(r.from(), bName, step.fromResponses(),
-                step.fromErrors(), step.toResponses(), step.toErrors(), p99[0], p99[1], settings.significance(),
-                settings.latencyTolerance(), latencySkipped, byService ? "service p99" : "p99");
+                step.fromErrors(), step.toResponses(), step.toErrors(), settings.significance(),
+                settings.latencyTolerance(), latencies(snapshot, r, step, bName));
         String at = r.describe() + String.format(Locale.ROOT, " after %.1f s: ", dwell / 1000.0);
         if (verdict.worse()) {
             String why = at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
@@ -422,6 +415,110 @@ public final class RolloutEngine {
             }
         }
         return new Counts(c[0], c[1], c[2], c[3], c[4], c[5]);
+    }
+
+    /**
+     * What B's latency is judged on against A's within a step (each B's above A's times
+     * {@code 1 + tolerance} is worse):
+     *
+     * <ul>
+     *   <li>Each version's batch time at a common batch size, from its latency fit
+     *       ({@code alpha + beta * b}, the batcher's own model of the version's batch times on the
+     *       device), where both report one: {@code b} is the smaller of the versions' mean batch
+     *       sizes. A batch's time grows with its size, and the versions' batches differ in size for
+     *       reasons that are not theirs: a canary's small share makes B's batches small; while a slow
+     *       B holds the execution thread A's requests queue and A's next batch is large (and slow),
+     *       which would let a slow B pass a comparison of whole batches; at a late step B has most of
+     *       the traffic and the larger batches. At one size neither happens.
+     *   <li>The p99 of the batches' service time where both versions report it ({@link #p99}; of the
+     *       batches' whole run otherwise), which sees a slow tail that a fit (Theil-Sen, robust to
+     *       outliers) does not. Not compared where B's batches are on average the larger and the fits
+     *       were compared, as a larger batch's p99 is higher whatever the version.
+     * </ul>
+     *
+     * Neither is compared while either version ran fewer than
+     * {@link RolloutSettings#latencyMinBatches} batches in the step.
+     */
+    List<VersionComparison.Latency> latencies(MetricSnapshot snapshot, Rollout r, Counts step, String bName) {
+        long minBatches = settings.latencyMinBatches();
+        String tooFew = step.fromBatches() < minBatches || step.toBatches() < minBatches
+                ? String.format(Locale.ROOT, "%s ran %.0f and %s %.0f batches in the step, fewer than %d", r.from(),
+                        step.fromBatches(), bName, step.toBatches(), minBatches)
+                : null;
+        double[] service = p99(snapshot, r, ModelSample::serviceLatencyUsP99);
+        boolean byService = Double.isFinite(service[0]) && Double.isFinite(service[1]);
+        double[] p99 = byService ? service : p99(snapshot, r, ModelSample::inferenceLatencyUsP99);
+        String p99Name = byService ? "service p99" : "p99";
+        double[] mean = meanBatchSize(snapshot, r);
+        if (!Double.isFinite(mean[0]) || !Double.isFinite(mean[1])) {
+            return List.of(new VersionComparison.Latency(p99Name, p99[0], p99[1], tooFew));
+        }
+        int common = (int) Math.max(1, Math.round(Math.min(mean[0], mean[1])));
+        double[] fit = fittedBatchUs(snapshot, r, common);
+        boolean fitted = fit[0] > 0 && fit[1] > 0;
+        List<VersionComparison.Latency> out = new ArrayList<>();
+        if (fitted) {
+            out.add(new VersionComparison.Latency(String.format(Locale.ROOT, "batch time at %d sample%s (latency fit)",
+                    common, common == 1 ? "" : "s"), fit[0], fit[1], tooFew));
+        }
+        String larger = fitted && mean[1] > mean[0] ? String.format(Locale.ROOT,
+                "%s's batches are the larger, %.1f samples on average against %s's %.1f", bName, mean[1], r.from(),
+                mean[0]) : null;
+        out.add(new VersionComparison.Latency(p99Name, p99[0], p99[1], tooFew != null ? tooFew : larger));
+        return out;
+    }
+
+    /**
+     * A's and B's mean batch size over the subtasks where the version answered, weighted by the
+     * batches each ran; NaN where none reports one.
+     */
+    static double[] meanBatchSize(MetricSnapshot snapshot, Rollout r) {
+        double[] sum = new double[2];
+        double[] weight = new double[2];
+        for (SubtaskSample s : snapshot.subtasks()) {
+            for (ModelSample m : s.models()) {
+                int at = versionIndex(r, m);
+                if (at < 0 || !(finite(m.responsesOut()) > 0) || !(m.batchSizeMean() > 0)) {
+                    continue;
+                }
+                double w = Math.max(1, finite(m.batches()));
+                sum[at] += w * m.batchSizeMean();
+                weight[at] += w;
+            }
+        }
+        return new double[] {weight[0] > 0 ? sum[0] / weight[0] : Double.NaN,
+                weight[1] > 0 ? sum[1] / weight[1] : Double.NaN};
+    }
+
+    /**
+     * A's and B's batch time in microseconds at {@code batchSize} by their latency fits: the highest
+     * over the subtasks where the version answered and reports a fit; NaN where none does.
+     */
+    static double[] fittedBatchUs(MetricSnapshot snapshot, Rollout r, int batchSize) {
+        double[] t = {Double.NaN, Double.NaN};
+        for (SubtaskSample s : snapshot.subtasks()) {
+            for (ModelSample m : s.models()) {
+                int at = versionIndex(r, m);
+                double alpha = m.latencyModelAlphaUs();
+                double beta = m.latencyModelBetaUs();
+                if (at < 0 || !(finite(m.responsesOut()) > 0) || !Double.isFinite(alpha) || !Double.isFinite(beta)) {
+                    continue;
+                }
+                double us = alpha + beta * batchSize;
+                if (us > 0) {
+                    t[at] = Double.isNaN(t[at]) ? us : Math.max(t[at], us);
+                }
+            }
+        }
+        return t;
+    }
+
+    /** 0 for a sample of the rollout's A, 1 for its B, -1 for anything else. */
+    private static int versionIndex(Rollout r, ModelSample m) {
+        if (!m.model().equals(r.model())) {
+            return -1;
+        }
+        return m.version().equals(r.from()) ? 0 : m.version().equals(r.to()) ? 1 : -1;
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.flinkgpu.coordinator.rollout;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -13,10 +15,11 @@ import java.util.Locale;
  *       A's, H1: it is. B is worse when the upper-tail p-value {@code 1 - Phi(z)} is below the
  *       significance. Where no answer of either failed ({@code p} 0) or all did (1) the rates are
  *       equal and B is not worse.
- *   <li>latency: B's p99 batch latency above A's times {@code 1 + tolerance}; not compared where
- *       either version has no percentile (no batch in the operator's window). The rollout engine
- *       passes the p99 of the batches' service time where both versions report it, so that A's
- *       batches queued behind B's on a shared device do not hide B's slowness.
+ *   <li>latency: one or more readings of both versions ({@link Latency}), each B's above A's
+ *       times {@code 1 + tolerance}; a reading is not compared where either version lacks it or
+ *       where the caller skips it with a reason. The rollout engine passes the versions' batch
+ *       times at a common batch size (their latency fits) and the p99 of the batches' service
+ *       time ({@link RolloutEngine#latencies}).
  * </ul>
  */
 public final class VersionComparison {
@@ -25,6 +28,12 @@ public final class VersionComparison {
     /** The verdict, with every number it rests on in {@code reason}. */
     public record Verdict(boolean worse, boolean errorsWorse, boolean latencyWorse, double z, double pValue,
             String reason) {}
+
+    /**
+     * One latency reading of both versions in microseconds, NaN where a version lacks it;
+     * {@code skipped}: why it is not compared (null: compared where both have it).
+     */
+    public record Latency(String name, double a, double b, String skipped) {}
 
     /**
      * @param a, b the versions' names (for the reason)
@@ -41,26 +50,36 @@ public final class VersionComparison {
      */
     public static Verdict compare(String a, String b, double nA, double eA, double nB, double eB, double p99A,
             double p99B, double significance, double tolerance, String latencySkipped, String latencyName) {
+        return compare(a, b, nA, eA, nB, eB, significance, tolerance,
+                List.of(new Latency(latencyName, p99A, p99B, latencySkipped)));
+    }
+
+    /** As above, with every latency reading in {@code latencies}: B is worse where any of them says so. */
+    public static Verdict compare(String a, String b, double nA, double eA, double nB, double eB, double significance,
+            double tolerance, List<Latency> latencies) {
         double z = zScore(nA, eA, nB, eB);
         double p = upperTail(z);
         boolean errorsWorse = p < significance;
-        String errors = String.format(Locale.ROOT,
+        List<String> parts = new ArrayList<>();
+        parts.add(String.format(Locale.ROOT,
                 "errors %s %.0f/%.0f (%.2f%%) vs %s %.0f/%.0f (%.2f%%): z = %.2f, one-sided p = %.3g %s %s",
-                b, eB, nB, 100 * eB / nB, a, eA, nA, 100 * eA / nA, z, p, errorsWorse ? "<" : ">=", fmt(significance));
+                b, eB, nB, 100 * eB / nB, a, eA, nA, 100 * eA / nA, z, p, errorsWorse ? "<" : ">=", fmt(significance)));
         boolean latencyWorse = false;
-        String latency;
-        if (latencySkipped != null) {
-            latency = latencyName + " not compared (" + latencySkipped + ")";
-        } else if (Double.isFinite(p99A) && Double.isFinite(p99B) && p99A > 0) {
-            double limit = p99A * (1 + tolerance);
-            latencyWorse = p99B > limit;
-            latency = String.format(Locale.ROOT, "%s %s %.0f us %s %s %.0f us x %.2f = %.0f us", latencyName, b,
-                    p99B, latencyWorse ? ">" : "<=", a, p99A, 1 + tolerance, limit);
-        } else {
-            latency = latencyName + " not compared (" + (Double.isFinite(p99A) && p99A > 0 ? b : a)
-                    + " has no batch latency)";
+        for (Latency l : latencies) {
+            boolean hasA = Double.isFinite(l.a()) && l.a() > 0;
+            if (l.skipped() != null) {
+                parts.add(l.name() + " not compared (" + l.skipped() + ")");
+            } else if (hasA && Double.isFinite(l.b())) {
+                double limit = l.a() * (1 + tolerance);
+                boolean worse = l.b() > limit;
+                latencyWorse |= worse;
+                parts.add(String.format(Locale.ROOT, "%s %s %.0f us %s %s %.0f us x %.2f = %.0f us", l.name(), b,
+                        l.b(), worse ? ">" : "<=", a, l.a(), 1 + tolerance, limit));
+            } else {
+                parts.add(l.name() + " not compared (" + (hasA ? b : a) + " has no batch latency)");
+            }
         }
-        return new Verdict(errorsWorse || latencyWorse, errorsWorse, latencyWorse, z, p, errors + "; " + latency);
+        return new Verdict(errorsWorse || latencyWorse, errorsWorse, latencyWorse, z, p, String.join("; ", parts));
     }
 
     /** The two-proportion z statistic (B minus A, pooled variance); 0 where the pooled rate is 0 or 1. */

@@ -118,7 +118,54 @@ class RolloutEngineTest {
         assertThat(cycle(11, 4000, 0.25, 0.01, 0.01, 1000, 1300)).isTrue();
         assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
         assertThat(store.recentDecisions(1).get(0).reason()).contains("2 is worse (latency)",
+                "batch time at 4 samples (latency fit) 2 900 us <= 1 900 us x 1.20 = 1080 us",
                 "p99 2 1300 us > 1 1000 us x 1.20 = 1200 us");
+    }
+
+    @Test
+    void aSlowVersionIsRolledBackWhereTheOldVersionsBatchesGrewBehindIt() throws Exception {
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        // B (100 ms + 40 ms per sample) holds the execution thread; A's requests queue behind it, so A's
+        // batches hold 40 samples on average and its service p99 (431 ms) is above B's (300 ms at 2 samples)
+        job.batches("1", 1_000, 4_000, 40).batches("2", 100_000, 40_000, 2).serviceP99("1", 431_000)
+                .serviceP99("2", 300_000);
+        assertThat(cycle(11, 4000, 0.05, 0.01, 0.01, 431_000, 300_000)).isTrue();
+        assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("2 is worse (latency)",
+                "batch time at 2 samples (latency fit) 2 180000 us > 1 9000 us x 1.20 = 10800 us",
+                "service p99 2 300000 us <= 1 431000 us");
+    }
+
+    @Test
+    void aGoodVersionWithMostOfTheTrafficIsNotJudgedByItsLargerBatches() throws Exception {
+        engine.start(canary(List.of(90.0, 95.0, 100.0)), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        // at 90% B's batches hold 36 samples, A's 4: B's service p99 is far above A's, its batches' fit is A's
+        job.batches("1", 500, 100, 4).batches("2", 500, 100, 36).serviceP99("1", 1_000).serviceP99("2", 4_200);
+        assertThat(cycle(11, 4000, 0.9, 0.01, 0.01, 1_000, 4_200)).isTrue();
+        assertThat(rollout().step()).as("promoted").isEqualTo(1);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("2 is not worse",
+                "batch time at 4 samples (latency fit) 2 900 us <= 1 900 us",
+                "service p99 not compared (2's batches are the larger, 36.0 samples on average against 1's 4.0)");
+        // the same fits with B's batches no larger: a p99 that high is B's own, and rolls it back
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        job.batches("2", 500, 100, 4);
+        assertThat(cycle(11, 4000, 0.9, 0.01, 0.01, 1_000, 4_200)).isTrue();
+        assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("service p99 2 4200 us > 1 1000 us");
+    }
+
+    @Test
+    void withoutLatencyFitsTheP99sAreCompared() throws Exception {
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        // B's batches are the larger (40 samples against 4), but with no fit to compare at one size the p99s decide
+        job.batches("1", Double.NaN, Double.NaN, 4).batches("2", Double.NaN, Double.NaN, 40);
+        assertThat(cycle(11, 40_000, 0.05, 0.01, 0.01, 1000, 1300)).isTrue();
+        assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(store.recentDecisions(1).get(0).reason()).doesNotContain("latency fit")
+                .contains("p99 2 1300 us > 1 1000 us x 1.20 = 1200 us");
     }
 
     @Test

@@ -25,7 +25,10 @@ import net.jqwik.api.constraints.IntRange;
  * and minimum batches, steps) together with the versions' behaviour: a B that answers as A does
  * reaches DONE through every step; a B that fails more, or whose own service time is beyond the
  * tolerance (also where both versions' whole batch times are equal, as when A queues behind B on
- * one device), is rolled back at its first judged step.
+ * one device), is rolled back at its first judged step. With the versions' batch sizes varied too
+ * (a canary's small share, A's queue grown behind a slow B, B with most of the traffic): a B with
+ * A's latency fit reaches DONE, and a B whose fit is beyond the tolerance at every size is rolled
+ * back, whichever version's batches are the larger.
  */
 class RolloutProperties {
     static final String M = "m";
@@ -74,8 +77,12 @@ class RolloutProperties {
 
         /** One judged step: past the dwell, both versions with a step's answers at these errors and p99s. */
         boolean step(double aErrors, double bErrors, double aP99, double bP99) {
+            return step(c.answersPerStep(), aErrors, bErrors, aP99, bP99);
+        }
+
+        /** As above with {@code n} answers of each version. */
+        boolean step(double n, double aErrors, double bErrors, double aP99, double bP99) {
             job.advance(c.settings().minDwell().toMillis() + 1000);
-            double n = c.answersPerStep();
             job.answer("1", n, aErrors, aP99).answer("2", n, bErrors, bP99);
             return engine.advance(job.collect(), job.now());
         }
@@ -133,5 +140,57 @@ class RolloutProperties {
         assertThat(run.step(Math.round(n * aRate), Math.round(n * bRate), 1000, 1000)).isTrue();
         assertThat(run.rollout().state()).isEqualTo(State.ROLLED_BACK);
         assertThat(run.rollout().reason()).contains("2 is worse (error rate)");
+    }
+
+    /** A version's batches: its latency fit's alpha and beta in us and its mean batch size. */
+    record Batches(double alphaUs, double betaUs, double meanSize) {
+        double fitUs(double size) {
+            return alphaUs + betaUs * size;
+        }
+
+        /** A p99 of the version's service time that its own batch sizes explain: the fit at 1.5x its mean size. */
+        double p99Us() {
+            return fitUs(1.5 * meanSize);
+        }
+    }
+
+    /** Answers per version per step so that each ran enough batches to compare latencies at its mean size. */
+    static double answers(Case c, double meanA, double meanB) {
+        return Math.max(c.answersPerStep(), Math.ceil(Math.max(meanA, meanB)) * (c.settings().latencyMinBatches() + 1));
+    }
+
+    @Property(tries = 300)
+    void aVersionWithTheOldOnesLatencyFitReachesDoneWhateverEitherVersionsBatchSizes(@ForAll("cases") Case c,
+            @ForAll @IntRange(min = 0, max = 100_000) int alphaUs, @ForAll @IntRange(min = 1, max = 20_000) int betaUs,
+            @ForAll @DoubleRange(min = 1, max = 128) double meanA, @ForAll @DoubleRange(min = 1, max = 128) double meanB)
+            throws Exception {
+        Run run = new Run(c);
+        Batches a = new Batches(alphaUs, betaUs, meanA);
+        Batches b = new Batches(alphaUs, betaUs, meanB);
+        run.job.batches("1", a.alphaUs(), a.betaUs(), meanA).batches("2", b.alphaUs(), b.betaUs(), meanB)
+                .serviceP99("1", a.p99Us()).serviceP99("2", b.p99Us());
+        for (int i = 0; i < c.steps().size() - 1; i++) {
+            assertThat(run.step(answers(c, meanA, meanB), 0, 0, a.p99Us(), b.p99Us())).as("step %d judged", i + 1)
+                    .isTrue();
+        }
+        assertThat(run.rollout().state()).as(run.rollout().reason()).isEqualTo(State.DONE);
+        assertThat(run.actions()).doesNotContain("ROLLOUT_ROLLBACK");
+    }
+
+    @Property(tries = 300)
+    void aVersionWhoseFitIsBeyondTheToleranceIsRolledBackWhicheverVersionsBatchesAreTheLarger(@ForAll("cases") Case c,
+            @ForAll @DoubleRange(min = 1.05, max = 20) double beyond,
+            @ForAll @IntRange(min = 0, max = 100_000) int alphaUs, @ForAll @IntRange(min = 1, max = 20_000) int betaUs,
+            @ForAll @DoubleRange(min = 1, max = 128) double meanA, @ForAll @DoubleRange(min = 1, max = 128) double meanB)
+            throws Exception {
+        Run run = new Run(c);
+        double k = (1 + c.settings().latencyTolerance()) * beyond;
+        Batches a = new Batches(alphaUs, betaUs, meanA);
+        Batches b = new Batches(alphaUs * k, betaUs * k, meanB);
+        run.job.batches("1", a.alphaUs(), a.betaUs(), meanA).batches("2", b.alphaUs(), b.betaUs(), meanB)
+                .serviceP99("1", a.p99Us()).serviceP99("2", b.p99Us());
+        assertThat(run.step(answers(c, meanA, meanB), 0, 0, a.p99Us(), b.p99Us())).isTrue();
+        assertThat(run.rollout().state()).as(run.rollout().reason()).isEqualTo(State.ROLLED_BACK);
+        assertThat(run.rollout().reason()).contains("2 is worse (latency)", "(latency fit) 2");
     }
 }

@@ -21,10 +21,12 @@ import java.util.TreeMap;
 public final class TwoVersions implements MetricSource {
     private final String model;
     private long nowMillis = 1_000_000;
-    /** version -> {responses, errors, p99 us} */
+    /** version -> {responses, errors, p99 us, batches} */
     private final Map<String, double[]> versions = new TreeMap<>();
     /** version -> its p99 service time (us); a version not in it reports none (NaN). */
     private final Map<String, Double> serviceP99 = new TreeMap<>();
+    /** version -> {latency fit alpha us, beta us, mean batch size}; a version not in it reports {500, 100, 4}. */
+    private final Map<String, double[]> fits = new TreeMap<>();
     /** version -> its loaded gauge; a version not in it reports none (NaN). */
     private final Map<String, Double> loaded = new TreeMap<>();
 
@@ -34,10 +36,11 @@ public final class TwoVersions implements MetricSource {
 
     /** Adds {@code answers} answers of {@code version}, {@code errors} of them errors, at this p99. */
     public TwoVersions answer(String version, double answers, double errors, double p99Us) {
-        double[] v = versions.computeIfAbsent(version, k -> new double[3]);
+        double[] v = versions.computeIfAbsent(version, k -> new double[4]);
         v[0] += answers;
         v[1] += errors;
         v[2] = p99Us;
+        v[3] += answers / fit(version)[2];
         return this;
     }
 
@@ -45,6 +48,19 @@ public final class TwoVersions implements MetricSource {
     public TwoVersions serviceP99(String version, double p99Us) {
         serviceP99.put(version, p99Us);
         return this;
+    }
+
+    /**
+     * The latency fit ({@code alpha + beta * b}, us) and mean batch size {@code version} reports from
+     * now on; NaN for a version that reports no fit.
+     */
+    public TwoVersions batches(String version, double alphaUs, double betaUs, double meanBatchSize) {
+        fits.put(version, new double[] {alphaUs, betaUs, meanBatchSize});
+        return this;
+    }
+
+    private double[] fit(String version) {
+        return fits.getOrDefault(version, new double[] {500, 100, 4});
     }
 
     /** The subtask's {@code loaded} gauge of {@code version} from now on: 1 or 0. */
@@ -58,6 +74,7 @@ public final class TwoVersions implements MetricSource {
         versions.values().forEach(v -> {
             v[0] = 0;
             v[1] = 0;
+            v[3] = 0;
         });
     }
 
@@ -91,11 +108,14 @@ public final class TwoVersions implements MetricSource {
     @Override
     public MetricSnapshot collect() {
         List<ModelSample> models = new ArrayList<>();
-        versions.forEach((version, v) -> models.add(ModelSample.builder(model, version)
-                .counts(v[0], v[0], v[0] / 4).queuedSamples(0).batchSizeMean(4).inferenceLatencyUsMean(v[2] / 2)
-                .queueLatencyUsP99(1000).latencyModel(500, 100).loaded(loaded.getOrDefault(version, Double.NaN))
+        versions.forEach((version, v) -> {
+            double[] fit = fit(version);
+            models.add(ModelSample.builder(model, version)
+                .counts(v[0], v[0], v[3]).queuedSamples(0).batchSizeMean(fit[2]).inferenceLatencyUsMean(v[2] / 2)
+                .queueLatencyUsP99(1000).latencyModel(fit[0], fit[1]).loaded(loaded.getOrDefault(version, Double.NaN))
                 .errors(v[1]).inferenceLatencyUsP99(v[2]).serviceLatencyUsP99(serviceP99.getOrDefault(version, Double.NaN))
-                .build()));
+                .build());
+        });
         return new MetricSnapshot(nowMillis, "job", "vertex", 1,
                 List.of(new SubtaskSample(0, "sim:0", 0, 8.0 * (1L << 30), 0.3, 300, 0, 0, models)));
     }

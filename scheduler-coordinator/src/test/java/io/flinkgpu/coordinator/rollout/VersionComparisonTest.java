@@ -56,4 +56,19 @@ class VersionComparisonTest {
         assertThat(unknown.worse()).isFalse();
         assertThat(unknown.reason()).contains("p99 not compared (1 has no batch latency)");
     }
+
+    @Test
+    void everyLatencyReadingIsJudgedAndASkippedOneSaysWhy() {
+        java.util.List<VersionComparison.Latency> readings = java.util.List.of(
+                new VersionComparison.Latency("batch time at 2 samples (latency fit)", 9_000, 10_000, null),
+                new VersionComparison.Latency("service p99", 1_000, 5_000, "2's batches are the larger"));
+        VersionComparison.Verdict verdict = VersionComparison.compare("1", "2", 100, 0, 100, 0, 0.01, 0.2, readings);
+        assertThat(verdict.worse()).isFalse();
+        assertThat(verdict.reason()).contains("batch time at 2 samples (latency fit) 2 10000 us <= 1 9000 us x 1.20",
+                "service p99 not compared (2's batches are the larger)");
+        VersionComparison.Verdict slow = VersionComparison.compare("1", "2", 100, 0, 100, 0, 0.01, 0.2,
+                java.util.List.of(readings.get(0), new VersionComparison.Latency("service p99", 1_000, 5_000, null)));
+        assertThat(slow.latencyWorse()).as("one reading beyond the tolerance is enough").isTrue();
+        assertThat(slow.reason()).contains("service p99 2 5000 us > 1 1000 us x 1.20 = 1200 us");
+    }
 }
