@@ -462,7 +462,7 @@ public final class RolloutEngine {
                     common, common == 1 ? "" : "s"), fit[0], fit[1], tooFew));
         }
         String larger = fitted && mean[1] > mean[0] ? String.format(Locale.ROOT,
-                "%s's batches are the larger, %.1f samples on average against %s's %.1f", bName, mean[1], r.from(),
+                "%s's batches are the larger, %.2f samples on average against %s's %.2f", bName, mean[1], r.from(),
                 mean[0]) : null;
         out.add(new VersionComparison.Latency(p99Name, p99[0], p99[1], tooFew != null ? tooFew : larger));
         return out;

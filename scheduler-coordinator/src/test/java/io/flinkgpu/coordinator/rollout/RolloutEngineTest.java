@@ -147,7 +147,7 @@ class RolloutEngineTest {
         assertThat(rollout().step()).as("promoted").isEqualTo(1);
         assertThat(store.recentDecisions(1).get(0).reason()).contains("2 is not worse",
                 "batch time at 4 samples (latency fit) 2 900 us <= 1 900 us",
-                "service p99 not compared (2's batches are the larger, 36.0 samples on average against 1's 4.0)");
+                "service p99 not compared (2's batches are the larger, 36.00 samples on average against 1's 4.00)");
         // the same fits with B's batches no larger: a p99 that high is B's own, and rolls it back
         cycle(1, 0, 0, 0, 0, 1000, 1000);
         job.batches("2", 500, 100, 4);
