@@ -86,8 +86,8 @@ final class Markdown {
         sb.append("\nMeasured: ").append(v.measuredSource()).append(". Simulated devices: ").append(v.speed())
                 .append(". The replay runs the coordinator and the job as the measured run did, as shipped (the "
                 + "default coordinator.rate-window, coordinator.forecast.*, coordinator.plan.warm-before-route and "
-                + "warm-check-interval, queue-aware routing), and the models as its job ran them (the operator's "
-                + "default maximum batch, no scheduling block, no request deadlines). The plot shows the first "
+                + "warm-check-interval, queue-aware routing), and the models as its job ran them (")
+                .append(v.batching()).append(", no scheduling block, no request deadlines). The plot shows the first "
                 + "seed.\n\n![validation](validation-recovery-p99.png)\n\n");
 
         sb.append("## Targets\n\n| scenario | target | measured | goal | pass | description |\n|---|---|---:|---|---|---|\n");

@@ -49,7 +49,7 @@ public final class RecoveryValidation {
     public record Outcome(double simDecisionSeconds, double measuredDecisionSeconds, double simRecoverySeconds,
             double measuredRecoverySeconds, Map<Integer, Double> windowP99Ms, Map<Integer, Long> windowFailures,
             List<Map<String, Object>> plans, String measuredSource, List<Double> seedDecisionSeconds,
-            List<Double> seedRecoverySeconds, Map<Integer, Double> measuredWindowP99Ms, String speed) {
+            List<Double> seedRecoverySeconds, Map<Integer, Double> measuredWindowP99Ms, String speed, String batching) {
         public double decisionRatio() {
             return simDecisionSeconds / measuredDecisionSeconds;
         }
@@ -61,7 +61,14 @@ public final class RecoveryValidation {
 
     /** What the benchmark measured, from its 'coordinator' configuration. */
     record Measured(double decisionSeconds, double recoverySeconds, double p50BeforeStepMs,
-            Map<Integer, Double> windowP99Ms, SpeedModel speed, String speedSource, int maxBatch) {}
+            Map<Integer, Double> windowP99Ms, SpeedModel speed, String speedSource, int maxBatch, boolean maxBatchRecorded) {
+        /** How the replay batches, for the report. */
+        String batching() {
+            return String.format(Locale.ROOT, "batches of up to %d samples, %s", maxBatch, maxBatchRecorded
+                    ? "the largest the measured run recorded" : "the operator's cap when the run was measured, before "
+                    + "runs recorded it");
+        }
+    }
 
     static final double BEFORE = 60;
     static final double AFTER = 60;
@@ -97,7 +104,7 @@ public final class RecoveryValidation {
         return new Outcome(median(decisions), measured.decisionSeconds(), median(recoveries),
                 measured.recoverySeconds(), first.p99, first.failures, first.plans,
                 SOURCE + " (configuration 'coordinator')", decisions, recoveries, measured.windowP99Ms(),
-                measured.speedSource());
+                measured.speedSource(), measured.batching());
     }
 
     private record Replay(double decisionSeconds, double recoverySeconds, Map<Integer, Double> p99,
@@ -255,9 +262,10 @@ public final class RecoveryValidation {
                         + "over the %d cycles before the step (configured %s ms)", alphaMs, betaMs, alphas.size(),
                         NOMINAL_SPEED);
             }
-            int maxBatch = root.path("settings").path("max_batch_size").asInt(MAX_BATCH_BEFORE_RECORDED);
+            JsonNode recorded = root.path("settings").path("max_batch_size");
+            int maxBatch = recorded.asInt(MAX_BATCH_BEFORE_RECORDED);
             return new Measured(decision, recovery, number(cfg, "p50_before_step_ms"), p99, speed, speedSource,
-                    maxBatch);
+                    maxBatch, recorded.isNumber());
         }
         throw new IOException(file + " has no 'coordinator' configuration");
     }
@@ -279,6 +287,7 @@ public final class RecoveryValidation {
         m.put("sim_time_to_recovery_s_per_seed", o.seedRecoverySeconds());
         m.put("device_speed", o.speed());
         m.put("measured_source", o.measuredSource());
+        m.put("batching", o.batching());
         return m;
     }
 }

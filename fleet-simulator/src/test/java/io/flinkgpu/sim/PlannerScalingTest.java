@@ -42,11 +42,15 @@ class PlannerScalingTest {
         Path published = root.resolve(RecoveryValidation.SOURCE);
         // the published run predates settings.max_batch_size: its job's cap then, 32
         assertThat(RecoveryValidation.measured(published).maxBatch()).isEqualTo(32);
+        assertThat(RecoveryValidation.measured(published).batching()).isEqualTo("batches of up to 32 samples, the "
+                + "operator's cap when the run was measured, before runs recorded it");
         ObjectNode run = (ObjectNode) new ObjectMapper().readTree(published.toFile());
         ((ObjectNode) run.path("settings")).put("max_batch_size", 64);
         Path recorded = dir.resolve("recovery.json");
         new ObjectMapper().writeValue(recorded.toFile(), run);
         assertThat(RecoveryValidation.measured(recorded).maxBatch()).isEqualTo(64);
+        assertThat(RecoveryValidation.measured(recorded).batching())
+                .isEqualTo("batches of up to 64 samples, the largest the measured run recorded");
     }
 
     @Test

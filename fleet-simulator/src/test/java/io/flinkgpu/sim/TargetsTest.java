@@ -33,7 +33,7 @@ class TargetsTest {
 
     private static RecoveryValidation.Outcome validation() {
         return new RecoveryValidation.Outcome(4.3, 4.4, 5, 5, Map.of(), Map.of(), List.of(), "test", List.of(4.3),
-                List.of(5.0), Map.of(), "1+4*b");
+                List.of(5.0), Map.of(), "1+4*b", "batches of up to 32 samples");
     }
 
     private static Map<String, Object> find(List<Map<String, Object>> targets, String scenario, String name) {
