@@ -492,25 +492,13 @@ public final class RolloutEngine {
 
     /**
      * A's and B's batch time in microseconds at {@code batchSize} by their latency fits: the highest
-     * over the subtasks where the version answered and reports a fit; NaN where none does.
+     * over the subtasks where the version answered and reports a fit; NaN where none does. The fits
+     * are the batcher's, of the batches' whole run: on a device shared by several execution threads
+     * that runs batches one after another (the simulated GPU), A's fit includes its batches' wait
+     * behind B's, and there the service p99 is what sees a slow B.
      */
     static double[] fittedBatchUs(MetricSnapshot snapshot, Rollout r, int batchSize) {
-        double[] t = {Double.NaN, Double.NaN};
-        for (SubtaskSample s : snapshot.subtasks()) {
-            for (ModelSample m : s.models()) {
-                int at = versionIndex(r, m);
-                double alpha = m.latencyModelAlphaUs();
-                double beta = m.latencyModelBetaUs();
-                if (at < 0 || !(finite(m.responsesOut()) > 0) || !Double.isFinite(alpha) || !Double.isFinite(beta)) {
-                    continue;
-                }
-                double us = alpha + beta * batchSize;
-                if (us > 0) {
-                    t[at] = Double.isNaN(t[at]) ? us : Math.max(t[at], us);
-                }
-            }
-        }
-        return t;
+        return p99(snapshot, r, m -> m.latencyModelAlphaUs() + m.latencyModelBetaUs() * batchSize);
     }
 
     /** 0 for a sample of the rollout's A, 1 for its B, -1 for anything else. */
@@ -522,8 +510,8 @@ public final class RolloutEngine {
     }
 
     /**
-     * A's and B's p99 batch latency as {@code latency} reads it from a sample: the highest over the
-     * subtasks where the version answered; NaN if none. The engine compares the service-time p99
+     * A's and B's p99 batch latency as {@code latency} reads it from a sample (or any other reading):
+     * the highest over the subtasks where the version answered; NaN if none. The engine compares the service-time p99
      * (a batch's run less its wait for a device busy with other batches) where both versions report
      * it: on a device that runs batches one after another, A's batches queue behind a slow B's and
      * their whole run time rises with B's, which would hide B's slowness.
@@ -532,12 +520,9 @@ public final class RolloutEngine {
         double[] p = {Double.NaN, Double.NaN};
         for (SubtaskSample s : snapshot.subtasks()) {
             for (ModelSample m : s.models()) {
+                int at = versionIndex(r, m);
                 double value = latency.applyAsDouble(m);
-                if (!m.model().equals(r.model()) || !(finite(m.responsesOut()) > 0) || !Double.isFinite(value)) {
-                    continue;
-                }
-                int at = m.version().equals(r.from()) ? 0 : m.version().equals(r.to()) ? 1 : -1;
-                if (at >= 0) {
+                if (at >= 0 && finite(m.responsesOut()) > 0 && Double.isFinite(value)) {
                     p[at] = Double.isNaN(p[at]) ? value : Math.max(p[at], value);
                 }
             }
