@@ -102,8 +102,8 @@ public final class RolloutBenchmark implements Callable<Integer> {
     String speed = "1+4*b";
 
     @Option(names = "--slow-speed", description = "The bad-slow case's speed model of version 2: 100 ms more per "
-            + "batch and ten times the default --speed's cost per sample, so that B's p99 batch latency is well over "
-            + "twice A's even where A's batches are larger (default: ${DEFAULT-VALUE})")
+            + "batch and ten times the default --speed's cost per sample, so that B's batch time is well over twice "
+            + "A's at any batch size (default: ${DEFAULT-VALUE})")
     String slowSpeed = "100+40*b";
 
     @Option(names = "--max-batch-size", description = "inference.batching.max-batch-size of the job; 0: the operator's "

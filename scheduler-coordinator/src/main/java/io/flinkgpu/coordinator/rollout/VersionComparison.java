@@ -41,17 +41,7 @@ public final class VersionComparison {
      */
     public static Verdict compare(String a, String b, double nA, double eA, double nB, double eB, double p99A,
             double p99B, double significance, double tolerance) {
-        return compare(a, b, nA, eA, nB, eB, p99A, p99B, significance, tolerance, null, "p99");
-    }
-
-    /**
-     * As above; with {@code latencySkipped} set the p99s are not compared, for that reason;
-     * {@code latencyName} names the percentile in the reason ("p99", "service p99").
-     */
-    public static Verdict compare(String a, String b, double nA, double eA, double nB, double eB, double p99A,
-            double p99B, double significance, double tolerance, String latencySkipped, String latencyName) {
-        return compare(a, b, nA, eA, nB, eB, significance, tolerance,
-                List.of(new Latency(latencyName, p99A, p99B, latencySkipped)));
+        return compare(a, b, nA, eA, nB, eB, significance, tolerance, List.of(new Latency("p99", p99A, p99B, null)));
     }
 
     /** As above, with every latency reading in {@code latencies}: B is worse where any of them says so. */
