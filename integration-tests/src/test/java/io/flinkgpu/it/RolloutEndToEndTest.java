@@ -51,7 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * Parameters: {@code coordinator.rollout.min-dwell} 3 s, {@code min-samples} 30,
  * {@code significance} 0.01, {@code latency-tolerance} 4 (batch latencies on a shared 2-core
- * machine are noisy; the latency rule itself is covered by the unit tests), default steps.
+ * machine are noisy; the latency rule itself is covered by the unit tests), {@code latency-min-batches}
+ * 20 (a step waits for them), default steps.
  */
 class RolloutEndToEndTest extends KafkaAndImages {
     static final String MODEL = "fashion-mnist-cnn";
@@ -107,6 +108,8 @@ class RolloutEndToEndTest extends KafkaAndImages {
             config.set(CoordinatorOptions.ROLLOUT_MIN_SAMPLES, 30L);
             config.set(CoordinatorOptions.ROLLOUT_SIGNIFICANCE, 0.01);
             config.set(CoordinatorOptions.ROLLOUT_LATENCY_TOLERANCE, 4.0);
+            // a step waits for this many batches of each version (5 requests/s reach B at 5%)
+            config.set(CoordinatorOptions.ROLLOUT_LATENCY_MIN_BATCHES, 20L);
             // a version that never loads (the bad one) waits this long in the warming phase
             config.set(CoordinatorOptions.WARM_TIMEOUT, Duration.ofSeconds(10));
             store = RocksDbStateStore.open(tmp.resolve("state"));

@@ -446,9 +446,21 @@ public final class CoordinatorOptions {
             "coordinator.rollout.latency-min-batches")
             .longType()
             .defaultValue(200L)
-            .withDescription("Batches each version must have run within a rollout step before their p99 batch "
-                    + "latencies are compared (until then only error rates are; batch times at a common size and p99s alike): the first batch of a freshly loaded "
+            .withDescription("Batches each version must have run within a rollout step before their batch "
+                    + "latencies are compared (batch times at a common size and p99s alike; until then the step waits, "
+                    + "for at most coordinator.rollout.latency-max-wait): the first batch of a freshly loaded "
                     + "version includes the load, and among fewer than about 200 batches one slow batch is the p99.");
+
+    public static final ConfigOption<Duration> ROLLOUT_LATENCY_MAX_WAIT = ConfigOptions.key(
+            "coordinator.rollout.latency-max-wait")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(10))
+            .withDescription("How long a rollout step may last (from its start) waiting for both versions to run "
+                    + "coordinator.rollout.latency-min-batches batches once its dwell and samples are complete: until "
+                    + "then a new version that is not worse by error rate is not promoted, as its latency is not yet "
+                    + "judged (error rates are compared at every collection, so a failing version is rolled back "
+                    + "without waiting). Past it the step is judged on error rates alone, and the decision says so. "
+                    + "0: no wait.");
 
     public static final ConfigOption<Double> ROLLOUT_SHADOW_FRACTION = ConfigOptions.key(
             "coordinator.rollout.shadow-fraction")
@@ -472,6 +484,7 @@ public final class CoordinatorOptions {
     public static io.flinkgpu.coordinator.rollout.RolloutSettings rolloutSettings(ReadableConfig c) {
         return new io.flinkgpu.coordinator.rollout.RolloutSettings(c.get(ROLLOUT_MIN_DWELL), c.get(ROLLOUT_MIN_SAMPLES),
                 c.get(ROLLOUT_SIGNIFICANCE), c.get(ROLLOUT_LATENCY_TOLERANCE), c.get(ROLLOUT_LATENCY_MIN_BATCHES),
+                c.get(ROLLOUT_LATENCY_MAX_WAIT),
                 c.get(ROLLOUT_STEPS).stream().map(p -> p / 100).toList(), c.get(ROLLOUT_SHADOW_FRACTION),
                 c.get(ROLLOUT_AFTER_SHADOW), c.get(WARM_BEFORE_ROUTE) ? c.get(WARM_TIMEOUT) : Duration.ZERO);
     }

@@ -26,6 +26,8 @@ class CoordinatorRolloutTest {
         Configuration c = new Configuration();
         c.set(CoordinatorOptions.ROLLOUT_MIN_DWELL, Duration.ofSeconds(10));
         c.set(CoordinatorOptions.ROLLOUT_MIN_SAMPLES, 100L);
+        // the fake job's batches are of 4 answers: B's 10% of 200 answers/s runs 40 batches in 8 s
+        c.set(CoordinatorOptions.ROLLOUT_LATENCY_MIN_BATCHES, 40L);
         c.set(CoordinatorOptions.ROLLOUT_STEPS, List.of(10.0, 50.0, 100.0));
         // the fake job reports no loaded gauge: routes follow the plan at once
         c.set(CoordinatorOptions.WARM_BEFORE_ROUTE, false);

@@ -149,9 +149,13 @@ public final class RolloutBenchmark implements Callable<Integer> {
 
     @Option(names = "--latency-min-batches", description = "coordinator.rollout.latency-min-batches (coordinator "
             + "default 200; fewer here because the steps are shorter: B at 5%% of --rate runs about 50 batches in a "
-            + "10 s step, and a step whose latencies are not compared is judged on errors alone) "
-            + "(default: ${DEFAULT-VALUE})")
+            + "10 s step, and a step waits for them, see --latency-max-wait-s) (default: ${DEFAULT-VALUE})")
     long latencyMinBatches = 40;
+
+    @Option(names = "--latency-max-wait-s", description = "coordinator.rollout.latency-max-wait in seconds: how long "
+            + "a step waits for --latency-min-batches batches of each version before it is judged on errors alone "
+            + "(default: the coordinator's, ${DEFAULT-VALUE})")
+    long latencyMaxWaitSeconds = CoordinatorOptions.ROLLOUT_LATENCY_MAX_WAIT.defaultValue().toSeconds();
 
     @Option(names = "--shadow-fraction", description = "The shadow case's shadow_fraction (default: ${DEFAULT-VALUE})")
     double shadowFraction = 0.5;
@@ -176,9 +180,9 @@ public final class RolloutBenchmark implements Callable<Integer> {
             }
         }
         if (seconds < 5 || !(rate > 0) || !(shadowFraction > 0 && shadowFraction <= 1)
-                || !(errorShare > 0 && errorShare <= 1) || latencyMinBatches < 1) {
+                || !(errorShare > 0 && errorShare <= 1) || latencyMinBatches < 1 || latencyMaxWaitSeconds < 0) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--seconds must be >= 5, --rate "
-                    + "positive, --shadow-fraction and --error-share in (0, 1], --latency-min-batches >= 1");
+                    + "positive, --shadow-fraction and --error-share in (0, 1], --latency-min-batches >= 1, --latency-max-wait-s >= 0");
         }
         try {
             io.flinkgpu.inference.device.SpeedModel.parse(slowSpeed);
@@ -206,6 +210,7 @@ public final class RolloutBenchmark implements Callable<Integer> {
         settings.put("significance", significance);
         settings.put("latency_tolerance", latencyTolerance);
         settings.put("latency_min_batches", latencyMinBatches);
+        settings.put("latency_max_wait_s", latencyMaxWaitSeconds);
         settings.put("slo_ms", sloMs);
         settings.put("steps_percent", CoordinatorOptions.ROLLOUT_STEPS.defaultValue().toString());
         settings.put("shadow_fraction", shadowFraction);
@@ -271,6 +276,7 @@ public final class RolloutBenchmark implements Callable<Integer> {
             c.set(CoordinatorOptions.ROLLOUT_SIGNIFICANCE, significance);
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_TOLERANCE, latencyTolerance);
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_MIN_BATCHES, latencyMinBatches);
+            c.set(CoordinatorOptions.ROLLOUT_LATENCY_MAX_WAIT, Duration.ofSeconds(latencyMaxWaitSeconds));
             Coordinator coordinator = job.coordinator(c);
             long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
             long end = start + TimeUnit.SECONDS.toNanos(seconds);
@@ -314,10 +320,11 @@ public final class RolloutBenchmark implements Callable<Integer> {
         return "mvn -o -q -B -pl benchmarks compile exec:exec -Dbench.main=" + RolloutBenchmark.class.getName()
                 + " -Dbench.args=\"" + String.format(Locale.ROOT, "--cases=%s --seconds=%d --rate=%s --speed=%s "
                 + "--slow-speed=%s --error-share=%s --slo-ms=%s --cycle-ms=%d --min-dwell-s=%d --min-samples=%d "
-                + "--significance=%s --latency-tolerance=%s --latency-min-batches=%d --shadow-fraction=%s "
-                + "--metrics-fetch-ms=%d --metrics-settle-ms=%d --max-batch-size=%d", String.join(",", cases), seconds,
-                num(rate), speed, slowSpeed, num(errorShare), num(sloMs), cycleMs, minDwellSeconds, minSamples,
-                num(significance), num(latencyTolerance), latencyMinBatches, num(shadowFraction), fetchMs, settleMs,
+                + "--significance=%s --latency-tolerance=%s --latency-min-batches=%d --latency-max-wait-s=%d "
+                + "--shadow-fraction=%s --metrics-fetch-ms=%d --metrics-settle-ms=%d --max-batch-size=%d",
+                String.join(",", cases), seconds, num(rate), speed, slowSpeed, num(errorShare), num(sloMs), cycleMs,
+                minDwellSeconds, minSamples, num(significance), num(latencyTolerance), latencyMinBatches,
+                latencyMaxWaitSeconds, num(shadowFraction), fetchMs, settleMs,
                 maxBatchSize) + "\"";
     }
 }

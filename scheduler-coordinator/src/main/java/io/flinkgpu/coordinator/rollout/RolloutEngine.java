@@ -24,12 +24,14 @@ import java.util.regex.Pattern;
  *
  * <p>A canary step gives B its share of the requests that pin no version. Once the step has lasted
  * {@link RolloutSettings#minDwell} and both versions answered {@link RolloutSettings#minSamples}
- * requests within it, B is compared with A ({@link VersionComparison}): worse (error rate by the
+ * requests within it, B is compared with A ({@link VersionComparison}) at every collection: worse (error rate by the
  * one-sided z-test, or batch latency beyond the tolerance: at a common batch size by the versions'
  * latency fits, and by the p99 of the batches' own service time, {@link #latencies}) rolls back at
  * once (100% A,
- * ROLLED_BACK); otherwise the next step begins, and reaching the last one (100%) ends the rollout
- * (DONE, B serving 100%). A shadow phase gives B no share: a fraction of the requests is copied to
+ * ROLLED_BACK); otherwise, once both versions ran {@link RolloutSettings#latencyMinBatches}
+ * batches in the step so that latency was judged too (or the step has lasted
+ * {@link RolloutSettings#latencyMaxWait}), the next step begins, and reaching the last one (100%)
+ * ends the rollout (DONE, B serving 100%). A shadow phase gives B no share: a fraction of the requests is copied to
  * B, whose answers the job counts under B's metrics and discards; it is judged the same way and
  * then leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
  *
@@ -247,7 +249,21 @@ public final class RolloutEngine {
         VersionComparison.Verdict verdict = VersionComparison.compare(r.from(), bName, step.fromResponses(),
                 step.fromErrors(), step.toResponses(), step.toErrors(), settings.significance(),
                 settings.latencyTolerance(), latencies(snapshot, r, step, bName));
-        String at = r.describe() + String.format(Locale.ROOT, " after %.1f s: ", dwell / 1000.0);
+        String tooFew = tooFewBatches(r, step, bName);
+        String unjudged = "";
+        if (!verdict.worse() && tooFew != null) {
+            long maxWait = settings.latencyMaxWait().toMillis();
+            if (dwell < maxWait) {
+                store.putRollout(r.withReason(now, String.format(Locale.ROOT,
+                        "waiting at %s for its latency to be judged: %s (%.1f s of at most %d s, "
+                        + "coordinator.rollout.latency-max-wait); so far %s", r.describe(), tooFew, dwell / 1000.0,
+                        settings.latencyMaxWait().toSeconds(), verdict.reason())));
+                return false;
+            }
+            unjudged = maxWait > 0 ? String.format(Locale.ROOT, " (latency not judged within coordinator.rollout"
+                    + ".latency-max-wait, %d s)", settings.latencyMaxWait().toSeconds()) : "";
+        }
+        String at = r.describe() + String.format(Locale.ROOT, " after %.1f s%s: ", dwell / 1000.0, unjudged);
         if (verdict.worse()) {
             String why = at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
                     ? "error rate and latency" : verdict.errorsWorse() ? "error rate" : "latency") + "): "
@@ -437,14 +453,11 @@ public final class RolloutEngine {
      * </ul>
      *
      * Neither is compared while either version ran fewer than
-     * {@link RolloutSettings#latencyMinBatches} batches in the step.
+     * {@link RolloutSettings#latencyMinBatches} batches in the step; {@link #advance} then holds a
+     * step that is not worse by error rate, for at most {@link RolloutSettings#latencyMaxWait}.
      */
     List<VersionComparison.Latency> latencies(MetricSnapshot snapshot, Rollout r, Counts step, String bName) {
-        long minBatches = settings.latencyMinBatches();
-        String tooFew = step.fromBatches() < minBatches || step.toBatches() < minBatches
-                ? String.format(Locale.ROOT, "%s ran %.0f and %s %.0f batches in the step, fewer than %d", r.from(),
-                        step.fromBatches(), bName, step.toBatches(), minBatches)
-                : null;
+        String tooFew = tooFewBatches(r, step, bName);
         double[] service = p99(snapshot, r, ModelSample::serviceLatencyUsP99);
         boolean byService = Double.isFinite(service[0]) && Double.isFinite(service[1]);
         double[] p99 = byService ? service : p99(snapshot, r, ModelSample::inferenceLatencyUsP99);
@@ -466,6 +479,18 @@ public final class RolloutEngine {
                 mean[0]) : null;
         out.add(new VersionComparison.Latency(p99Name, p99[0], p99[1], tooFew != null ? tooFew : larger));
         return out;
+    }
+
+    /**
+     * Why the versions' latencies cannot be compared yet (either ran fewer than
+     * {@link RolloutSettings#latencyMinBatches} batches in the step); null where they can.
+     */
+    private String tooFewBatches(Rollout r, Counts step, String bName) {
+        long minBatches = settings.latencyMinBatches();
+        return step.fromBatches() < minBatches || step.toBatches() < minBatches
+                ? String.format(Locale.ROOT, "%s ran %.0f and %s %.0f batches in the step, fewer than %d", r.from(),
+                        step.fromBatches(), bName, step.toBatches(), minBatches)
+                : null;
     }
 
     /**

@@ -14,6 +14,12 @@ import java.util.List;
  * @param latencyMinBatches batches each version must have run within the step before their p99s
  *     are compared: the first batch of a freshly loaded version includes its load, and in a short
  *     window that one batch is the p99
+ * @param latencyMaxWait how long a step may last (from its start) waiting for both versions to run
+ *     {@code latencyMinBatches} batches once its dwell and samples are complete: until then a B that
+ *     is not worse by error rate is neither promoted nor judged on latency (error rates are compared
+ *     at every collection, so a failing B is rolled back without waiting); past it the step is
+ *     judged on error rates alone and the reason says so. Zero: no wait (judged on error rates alone
+ *     as soon as dwell and samples are complete)
  * @param defaultSteps B's share per canary step (fractions, ascending, the last 1) where a
  *     rollout does not give its own
  * @param defaultShadowFraction the share of requests copied to B in shadow mode where a rollout
@@ -25,8 +31,8 @@ import java.util.List;
  *     off)
  */
 public record RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
-        long latencyMinBatches, List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow,
-        Duration warmTimeout) {
+        long latencyMinBatches, Duration latencyMaxWait, List<Double> defaultSteps, double defaultShadowFraction,
+        Rollout.AfterShadow defaultAfterShadow, Duration warmTimeout) {
     public static final List<Double> STEPS = List.of(0.05, 0.25, 0.5, 1.0);
 
     public RolloutSettings {
@@ -44,6 +50,9 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
         }
         if (latencyMinBatches < 0) {
             throw new IllegalArgumentException("coordinator.rollout.latency-min-batches must not be negative");
+        }
+        if (latencyMaxWait == null || latencyMaxWait.isNegative()) {
+            throw new IllegalArgumentException("coordinator.rollout.latency-max-wait must not be negative");
         }
         String bad = RolloutEngine.checkSteps(defaultSteps);
         if (bad != null) {
@@ -63,9 +72,9 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
 
     /** Without a warming phase: B gets its first share at once. */
     public RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
-            long latencyMinBatches, List<Double> defaultSteps, double defaultShadowFraction,
+            long latencyMinBatches, Duration latencyMaxWait, List<Double> defaultSteps, double defaultShadowFraction,
             Rollout.AfterShadow defaultAfterShadow) {
-        this(minDwell, minSamples, significance, latencyTolerance, latencyMinBatches, defaultSteps,
+        this(minDwell, minSamples, significance, latencyTolerance, latencyMinBatches, latencyMaxWait, defaultSteps,
                 defaultShadowFraction, defaultAfterShadow, Duration.ZERO);
     }
 
@@ -76,7 +85,7 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
 
     /** The options' defaults. */
     public static RolloutSettings defaults() {
-        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, STEPS, 0.1, Rollout.AfterShadow.CANARY,
-                Duration.ofSeconds(30));
+        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, Duration.ofMinutes(10), STEPS, 0.1,
+                Rollout.AfterShadow.CANARY, Duration.ofSeconds(30));
     }
 }

@@ -37,6 +37,8 @@ class RolloutMetricsTest {
         Configuration c = new Configuration();
         c.set(CoordinatorOptions.ROLLOUT_MIN_DWELL, Duration.ofSeconds(10));
         c.set(CoordinatorOptions.ROLLOUT_MIN_SAMPLES, 100L);
+        // the fake job's batches are of 4 answers: B's 10% of 200 answers/s runs 40 batches in 8 s
+        c.set(CoordinatorOptions.ROLLOUT_LATENCY_MIN_BATCHES, 40L);
         c.set(CoordinatorOptions.WARM_BEFORE_ROUTE, false);
         job = new TwoVersions("m").answer("1", 0, 0, 1000).answer("2", 0, 0, 1000);
         coordinator = new Coordinator(c, job, plan -> { }, new InMemoryStateStore(), new CoordinatorMetrics(),

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class RolloutEngineTest {
     static final String M = "m";
     static final RolloutSettings SETTINGS = new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 40,
-            RolloutSettings.STEPS, 0.2, AfterShadow.CANARY);
+            Duration.ofMinutes(1), RolloutSettings.STEPS, 0.2, AfterShadow.CANARY);
 
     StateStore store;
     RolloutEngine engine;
@@ -186,20 +186,63 @@ class RolloutEngineTest {
     }
 
     @Test
-    void aSlowBatchAmongFewIsNotTheP99ThatDecides() throws Exception {
-        // 100 batches per version before p99s are compared
+    void aSlowBatchAmongFewIsNotTheP99ThatDecidesAndTheStepWaitsForEnoughBatches() throws Exception {
+        // 100 batches per version before latencies are compared, a step waits 60 s at most for them
         engine = new RolloutEngine(store, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 100,
-                RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+                Duration.ofMinutes(1), RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
         engine.start(canary(null), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
-        // B's 200 answers ran in 50 batches, one of them slow (its model's load): judged by errors only
-        assertThat(cycle(11, 4000, 0.05, 0.01, 0.01, 1000, 90_000)).isTrue();
+        // B's 200 answers ran in 50 batches, one of them slow (its model's load): neither judged nor promoted
+        assertThat(cycle(11, 4000, 0.05, 0.01, 0.01, 1000, 90_000)).isFalse();
+        assertThat(rollout().step()).isZero();
+        assertThat(rollout().reason()).contains("waiting at rollout 1 -> 2: step 1 of 4 (5% to 2) for its latency to "
+                + "be judged: 1 ran 950 and 2 50 batches in the step, fewer than 100 (12.0 s of at most 60 s");
+        assertThat(actions()).containsExactly("ROLLOUT_START");
+        // 50 more batches of B: the p99 counts, and the slow batch is no longer it
+        assertThat(cycle(5, 4000, 0.05, 0.01, 0.01, 1000, 1100)).isTrue();
         assertThat(rollout().step()).isEqualTo(1);
-        assertThat(store.recentDecisions(1).get(0).reason())
-                .contains("p99 not compared (1 ran 950 and 2 50 batches in the step, fewer than 100)");
-        // with enough batches the p99 counts
+        assertThat(store.recentDecisions(1).get(0).reason()).doesNotContain("not compared")
+                .contains("after 17.0 s: 2 is not worse");
+        // a B as slow as the slow batch with enough batches is rolled back
         assertThat(cycle(11, 4000, 0.25, 0.01, 0.01, 1000, 90_000)).isTrue();
         assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+    }
+
+    @Test
+    void aStepWithTooFewBatchesIsJudgedOnErrorRatesAloneAfterTheLongestWait() throws Exception {
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        // B's 100 answers (enough samples) ran in 25 batches, fewer than 40
+        assertThat(cycle(30, 2000, 0.05, 0, 0, 1000, 90_000)).isFalse();
+        assertThat(rollout().reason()).contains("for its latency to be judged", "(31.0 s of at most 60 s");
+        // a failing B does not wait for its batches
+        RolloutEngine failing = new RolloutEngine(new InMemoryStateStore(), SETTINGS);
+        TwoVersions other = new TwoVersions(M).answer("1", 0, 0, 1000).answer("2", 0, 0, 1000);
+        failing.start(canary(null), other.now());
+        failing.advance(other.collect(), other.now());
+        other.advance(30_000);
+        other.answer("1", 950, 0, 1000).answer("2", 100, 100, 1000);
+        assertThat(failing.advance(other.collect(), other.now())).isTrue();
+        assertThat(failing.get(M).orElseThrow().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(failing.get(M).orElseThrow().reason()).contains("2 is worse (error rate)");
+        // past 60 s the step is judged on error rates alone, and the decision says so
+        assertThat(cycle(31, 400, 0.05, 0, 0, 1000, 90_000)).isTrue();
+        assertThat(rollout().step()).isEqualTo(1);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains(
+                "after 62.0 s (latency not judged within coordinator.rollout.latency-max-wait, 60 s): 2 is not worse",
+                "not compared (1 ran 570 and 2 30 batches in the step, fewer than 40)");
+    }
+
+    @Test
+    void withoutAWaitTooFewBatchesAreJudgedOnErrorRatesAtOnce() throws Exception {
+        engine = new RolloutEngine(store, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 40,
+                Duration.ZERO, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        assertThat(cycle(11, 2000, 0.05, 0, 0, 1000, 90_000)).isTrue();
+        assertThat(rollout().step()).isEqualTo(1);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("after 12.0 s: 2 is not worse",
+                "not compared (1 ran 475 and 2 25 batches in the step, fewer than 40)");
     }
 
     @Test

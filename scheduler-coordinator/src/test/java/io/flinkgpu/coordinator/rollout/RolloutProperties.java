@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Assume;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
@@ -28,7 +29,10 @@ import net.jqwik.api.constraints.IntRange;
  * one device), is rolled back at its first judged step. With the versions' batch sizes varied too
  * (a canary's small share, A's queue grown behind a slow B, B with most of the traffic): a B with
  * A's latency fit reaches DONE, and a B whose fit is beyond the tolerance at every size is rolled
- * back, whichever version's batches are the larger.
+ * back, whichever version's batches are the larger. With the versions' batches too few to judge
+ * latency (and the longest wait for them varied): a slow B is neither promoted nor rolled back
+ * while it waits and is rolled back once its batches suffice; a good B is promoted when the wait
+ * ends, and the decision says its latency was not judged.
  */
 class RolloutProperties {
     static final String M = "m";
@@ -48,9 +52,10 @@ class RolloutProperties {
                 Arbitraries.longs().between(1, 500),
                 Arbitraries.of(0.001, 0.01, 0.05),
                 Arbitraries.integers().between(0, 40).map(t -> t * 0.05),
-                Arbitraries.longs().between(0, 300))
-                .as((dwell, samples, significance, tolerance, batches) -> new RolloutSettings(dwell, samples,
-                        significance, tolerance, batches, RolloutSettings.STEPS, 0.1, AfterShadow.CANARY));
+                Arbitraries.longs().between(0, 300),
+                Arbitraries.integers().between(0, 600).map(s -> Duration.ofSeconds(s)))
+                .as((dwell, samples, significance, tolerance, batches, wait) -> new RolloutSettings(dwell, samples,
+                        significance, tolerance, batches, wait, RolloutSettings.STEPS, 0.1, AfterShadow.CANARY));
         Arbitrary<List<Double>> steps = Arbitraries.integers().between(1, 99).set().ofMinSize(1).ofMaxSize(5)
                 .map(set -> {
                     List<Double> s = new ArrayList<>();
@@ -192,5 +197,64 @@ class RolloutProperties {
         assertThat(run.step(answers(c, meanA, meanB), 0, 0, a.p99Us(), b.p99Us())).isTrue();
         assertThat(run.rollout().state()).as(run.rollout().reason()).isEqualTo(State.ROLLED_BACK);
         assertThat(run.rollout().reason()).contains("2 is worse (latency)", "(latency fit) 2");
+    }
+
+    /** {@code n} answers of each version after {@code millis}, then one collection; whether the split changed. */
+    static boolean look(Run run, long millis, double n) {
+        run.job.advance(millis);
+        run.job.answer("1", n, 0, 1000).answer("2", n, 0, 1000);
+        return run.engine.advance(run.job.collect(), run.job.now());
+    }
+
+    @Property(tries = 300)
+    void aSlowVersionWithTooFewBatchesIsNotPromotedWhileItWaitsAndIsRolledBackOnceItsBatchesSuffice(
+            @ForAll("cases") Case c, @ForAll @DoubleRange(min = 1.05, max = 20) double beyond,
+            @ForAll @IntRange(min = 0, max = 100_000) int alphaUs, @ForAll @IntRange(min = 1, max = 20_000) int betaUs)
+            throws Exception {
+        long minBatches = c.settings().latencyMinBatches();
+        long dwell = c.settings().minDwell().toMillis() + 1000;
+        Assume.that(minBatches >= 2 && c.settings().latencyMaxWait().toMillis() > dwell + 1000);
+        Run run = new Run(c);
+        double n = c.answersPerStep();
+        double k = (1 + c.settings().latencyTolerance()) * beyond;
+        // B's answers in minBatches - 1 batches: too few to judge its latency
+        run.job.batches("1", alphaUs, betaUs, 4).batches("2", alphaUs * k, betaUs * k, n / (minBatches - 1));
+        assertThat(look(run, dwell, n)).isFalse();
+        assertThat(run.rollout().state()).isEqualTo(State.RUNNING);
+        assertThat(run.rollout().step()).isZero();
+        assertThat(run.rollout().reason()).contains("for its latency to be judged",
+                "2 " + (minBatches - 1) + " batches in the step, fewer than " + minBatches);
+        assertThat(run.actions()).containsExactly("ROLLOUT_START");
+        // its next answers in batches of 4: enough batches, judged within the wait
+        run.job.batches("2", alphaUs * k, betaUs * k, 4);
+        assertThat(look(run, 1000, n)).isTrue();
+        assertThat(run.rollout().state()).as(run.rollout().reason()).isEqualTo(State.ROLLED_BACK);
+        assertThat(run.rollout().reason()).contains("2 is worse (latency)", "(latency fit) 2");
+    }
+
+    @Property(tries = 300)
+    void aGoodVersionWithTooFewBatchesIsPromotedWhenTheWaitEndsOnErrorRatesAlone(@ForAll("cases") Case c)
+            throws Exception {
+        long minBatches = c.settings().latencyMinBatches();
+        long dwell = c.settings().minDwell().toMillis() + 1000;
+        long wait = c.settings().latencyMaxWait().toMillis();
+        Assume.that(minBatches >= 2);
+        Run run = new Run(c);
+        double n = c.answersPerStep();
+        // B's answers of both looks in minBatches - 1 batches
+        run.job.batches("2", 500, 100, n / (minBatches - 1) * 2);
+        long elapsed = 0;
+        if (dwell < wait) {
+            assertThat(look(run, dwell, n)).as("judged before the wait ends").isFalse();
+            assertThat(run.rollout().reason()).contains("for its latency to be judged");
+            elapsed = dwell;
+        }
+        assertThat(look(run, Math.max(dwell, wait + 1000) - elapsed, n)).isTrue();
+        assertThat(run.rollout().step()).as(run.rollout().reason()).isEqualTo(1);
+        String decision = run.store.recentDecisions(1).get(0).reason();
+        assertThat(decision).contains("2 is not worse", "batches in the step, fewer than " + minBatches);
+        if (wait > 0) {
+            assertThat(decision).contains("latency not judged within coordinator.rollout.latency-max-wait");
+        }
     }
 }
