@@ -51,8 +51,8 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>A model is backpressured when it has {@code maxEnqueuedBatches} full batches' worth of
  * samples queued. Plain Java, single-threaded (the caller serialises access), clock injected;
- * the per-model reads ({@link #queuedSamples}, {@link #batchCap}, {@link #latencyModel}) may come
- * from another thread.
+ * the per-model reads ({@link #queuedSamples}, {@link #batchCap}, and of {@link #latencyModel}
+ * only its {@link LatencyModel#published} fit) may come from another thread.
  */
 public final class DynamicBatcher<T> {
     /**

@@ -11,14 +11,25 @@ import java.util.Arrays;
  * <p>Until two distinct batch sizes have been seen the model is conservative: it assumes no
  * batching benefit ({@code alpha = 0}, {@code beta = mean time per sample}).
  *
- * <p>The fit is lazy and, once the window holds more than {@link #EXACT_UP_TO} observations, is
- * redone after every {@code observations / 8} new ones rather than after each: a refit costs
+ * <p>Once the window holds more than {@link #EXACT_UP_TO} observations the fit is redone after
+ * every {@code observations / 8} new ones rather than after each: a refit costs
  * {@code n(n-1)/2} slopes (2,016 for the default window) on the operator's mailbox thread, once per
  * batch, and was its largest single cost. The estimate lags by at most an eighth of the window,
  * which is well inside what Theil-Sen itself needs (about 29% of the window) to move to a new
  * regime, such as a swap to another device.
+ *
+ * <p>Not thread-safe: one thread (the operator's mailbox) records, predicts and fits. Every fit is
+ * published as an immutable {@link Fit} that any other thread (the metric reporter's) reads with
+ * {@link #published}, which never fits: a read from another thread that fitted would race with the
+ * owner's records and fits (the window changing under it, the owner skipping a refit that the
+ * reader had begun, a new slope with an old intercept).
  */
 public final class LatencyModel {
+    /** One fit, {@code t(b) = alphaNanos + betaNanos * b}. */
+    public record Fit(double alphaNanos, double betaNanos) {
+        static final Fit NONE = new Fit(0, 0);
+    }
+
     public static final int DEFAULT_WINDOW = 64;
     /** Up to this many observations the model refits after every new one. */
     static final int EXACT_UP_TO = 16;
@@ -27,11 +38,12 @@ public final class LatencyModel {
     private final double[] nanos;
     private int count;
     private int next;
-    private boolean fitted;
     /** Observations recorded since the last fit. */
     private int sinceFit;
     private double alpha;
     private double beta;
+    /** The owner's last fit, for other threads. */
+    private volatile Fit published = Fit.NONE;
 
     public LatencyModel() {
         this(DEFAULT_WINDOW);
@@ -53,7 +65,7 @@ public final class LatencyModel {
         count = Math.min(count + 1, sizes.length);
         sinceFit++;
         if (count <= EXACT_UP_TO || sinceFit >= count / 8) {
-            fitted = false;
+            fit();
         }
     }
 
@@ -67,26 +79,35 @@ public final class LatencyModel {
 
     /** Predicted run time of a batch of {@code batchSize} samples; 0 before any observation. */
     public long predictNanos(int batchSize) {
-        fit();
         return Math.max(0, Math.round(alpha + beta * batchSize));
     }
 
     public double alphaNanos() {
-        fit();
         return alpha;
     }
 
     public double betaNanos() {
-        fit();
         return beta;
     }
 
+    /**
+     * The owner's last fit (zeros before the first observation): safe to read from any thread, and
+     * it does not fit. The fit is redone on {@link #record} when due, so this is the one the owner
+     * predicts with.
+     */
+    public Fit published() {
+        return published;
+    }
+
     private void fit() {
-        if (fitted) {
-            return;
-        }
-        fitted = true;
         sinceFit = 0;
+        compute();
+        if (published.alphaNanos() != alpha || published.betaNanos() != beta) {
+            published = new Fit(alpha, beta);
+        }
+    }
+
+    private void compute() {
         if (count == 0) {
             alpha = 0;
             beta = 0;

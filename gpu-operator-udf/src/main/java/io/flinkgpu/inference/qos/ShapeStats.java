@@ -14,8 +14,8 @@ import java.util.Map;
  * <p>Fixed-shape models (an empty shape signature) keep only the model-wide latency model, and
  * their arrival rate under the empty signature. At most {@link #MAX_SHAPES} shapes are kept, the
  * least recently used dropped first, so that a stream of ever new shapes cannot grow it without
- * bound. Single-threaded, like the batcher, except {@link #overall()}, which the metric reporter
- * may read.
+ * bound. Single-threaded, like the batcher, except {@link #overall()}, whose
+ * {@link LatencyModel#published} fit the metric reporter reads.
  */
 public final class ShapeStats {
     /** Shapes whose own state is kept at most. */

@@ -123,4 +123,48 @@ class LatencyModelTest {
         model.record(2, 3_000_000);
         assertThat(model.betaNanos()).isEqualTo(2_000_000);
     }
+
+    @Test
+    void thePublishedFitIsTheOnePredictedWithAfterEveryRecord() {
+        LatencyModel model = new LatencyModel();
+        assertThat(model.published()).isEqualTo(new LatencyModel.Fit(0, 0));
+        model.record(1, 1_000_000);
+        assertThat(model.published()).as("one size: the mean time per sample").isEqualTo(new LatencyModel.Fit(0, 1_000_000));
+        model.record(2, 3_000_000);
+        assertThat(model.published()).as("slope 2 ms, intercept -1 ms held at 0")
+                .isEqualTo(new LatencyModel.Fit(0, 2_000_000));
+        assertThat(model.predictNanos(4)).isEqualTo(8_000_000);
+        model.record(3, 9_000_000);
+        assertThat(model.published()).as("the median of slopes 2, 4 and 6 ms").isEqualTo(new LatencyModel.Fit(0, 4_000_000));
+        assertThat(model.published()).isEqualTo(new LatencyModel.Fit(model.alphaNanos(), model.betaNanos()));
+    }
+
+    @Test
+    void anotherThreadReadsOnlyWholeFitsTheOwnerPublishedWhileItRecords() throws Exception {
+        LatencyModel model = new LatencyModel();
+        java.util.Set<LatencyModel.Fit> published = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        published.add(model.published());
+        java.util.Set<LatencyModel.Fit> read = new java.util.HashSet<>();
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread reporter = new Thread(() -> {
+            while (!done.get()) {
+                read.add(model.published());
+            }
+        });
+        reporter.start();
+        Random random = new Random(7);
+        for (int i = 0; i < 20_000; i++) {
+            // two regimes in turn, so that consecutive fits differ in both alpha and beta
+            boolean fast = (i / 500) % 2 == 0;
+            int b = 1 + random.nextInt(64);
+            double noise = 1 + random.nextGaussian() * 0.05;
+            model.record(b, Math.round((fast ? 100_000 + 10_000.0 * b : 900_000 + 70_000.0 * b) * noise));
+            published.add(model.published());
+        }
+        done.set(true);
+        reporter.join();
+        assertThat(published).hasSizeGreaterThan(10);
+        assertThat(read).as("every fit the reporter saw is one the owner published whole").isNotEmpty()
+                .isSubsetOf(published);
+    }
 }

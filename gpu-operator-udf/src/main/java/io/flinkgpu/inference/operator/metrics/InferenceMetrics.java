@@ -133,11 +133,11 @@ public final class InferenceMetrics {
             modelGroup.gauge(MetricNames.BATCH_CAP, () -> gauges.batchCap(id));
             modelGroup.gauge(MetricNames.LATENCY_MODEL_ALPHA_US, () -> {
                 LatencyModel m = gauges.latencyModel(id);
-                return m == null ? 0.0 : m.alphaNanos() / 1000;
+                return m == null ? 0.0 : m.published().alphaNanos() / 1000;
             });
             modelGroup.gauge(MetricNames.LATENCY_MODEL_BETA_US, () -> {
                 LatencyModel m = gauges.latencyModel(id);
-                return m == null ? 0.0 : m.betaNanos() / 1000;
+                return m == null ? 0.0 : m.published().betaNanos() / 1000;
             });
             modelGroup.gauge(MetricNames.LOADED, () -> gauges.loaded(id) ? 1 : 0);
         }
