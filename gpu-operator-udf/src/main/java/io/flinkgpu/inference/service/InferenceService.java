@@ -341,8 +341,12 @@ public final class InferenceService {
             long dispatchedNanos = ticker.nanos();
             executor.execute(() -> execute(batch, dispatchedNanos));
         }
+        boolean busy = executing >= executionThreads;
+        if (busy) {
+            batcher.expire(); // no batch can start, but a request whose deadline passed is answered now
+        }
         collectExpired(answers);
-        arm();
+        arm(busy);
         return answers;
     }
 
@@ -362,13 +366,14 @@ public final class InferenceService {
         }
     }
 
-    private void arm() {
-        if (executing >= executionThreads) {
-            // Every execution thread is busy: the next completion dispatches. A timer now would fire at
-            // once (a ready batch is due) and find no free thread, again and again.
-            return;
-        }
-        OptionalLong next = batcher.nextReadyNanos();
+    /**
+     * Arms the timer for the next time {@link #dispatch()} has something to do. While every execution
+     * thread is {@code busy}, a completion dispatches the next batch, so only a queued deadline needs
+     * the timer (its request is answered TIMEOUT at the deadline, not at the next completion): a timer
+     * for a ready queue would fire at once and find no free thread, again and again.
+     */
+    private void arm(boolean busy) {
+        OptionalLong next = busy ? batcher.nextDeadlineNanos() : batcher.nextReadyNanos();
         if (next.isEmpty()) {
             return;
         }

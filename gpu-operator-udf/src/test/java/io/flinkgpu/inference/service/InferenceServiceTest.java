@@ -182,4 +182,26 @@ class InferenceServiceTest {
             service.release();
         }
     }
+
+    @Test
+    void aDeadlineThatPassesWhileEveryThreadIsBusyIsAnsweredAtTheDeadlineNotAtTheNextCompletion() throws Exception {
+        // one thread, 2 s per batch: the second request's 50 ms timeout passes long before the first ends
+        InferenceService service = InferenceService.acquire(settings(1, Duration.ZERO, 1, "2000+0*b"), 0);
+        try {
+            CompletableFuture<InferenceResponse> first = service.submit(echo("slow", 1), InferenceService.Listener.NONE);
+            InferenceRequest late = new InferenceRequest("late", "echo-fp32", null,
+                    List.of(Tensor.ofFloats("x", new long[] {1, 3}, 1, 2, 3)),
+                    new RequestParameters(0, 50, null, 0, null));
+            CompletableFuture<Boolean> beforeTheFirst = service.submit(late, InferenceService.Listener.NONE)
+                    .thenApply(response -> {
+                        assertThat(response.error().code()).isEqualTo(ErrorCode.TIMEOUT);
+                        return !first.isDone();
+                    });
+            assertThat(beforeTheFirst.get(10, TimeUnit.SECONDS)).as("answered while the first batch still ran")
+                    .isTrue();
+            assertThat(first.get(10, TimeUnit.SECONDS).isError()).isFalse();
+        } finally {
+            service.release();
+        }
+    }
 }
