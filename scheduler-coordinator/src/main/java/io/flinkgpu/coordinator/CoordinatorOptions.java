@@ -462,6 +462,25 @@ public final class CoordinatorOptions {
                     + "without waiting). Past it the step is judged on error rates alone, and the decision says so. "
                     + "0: no wait.");
 
+    public static final ConfigOption<Double> ROLLOUT_LATENCY_GUARD = ConfigOptions.key(
+            "coordinator.rollout.latency-guard")
+            .doubleType()
+            .defaultValue(5.0)
+            .withDescription("A rollout step that is not judged yet (before its min-dwell and min-samples, or while "
+                    + "it waits for latency-min-batches) is rolled back at once when the new version's batch time at "
+                    + "a common batch size by the versions' latency fits exceeds the old version's times this factor, "
+                    + "once both ran coordinator.rollout.latency-guard-batches batches in the step: a version that "
+                    + "slow holds up the old version's requests on the execution threads they share for the whole "
+                    + "dwell otherwise. 0: no guard; else above 1.");
+
+    public static final ConfigOption<Long> ROLLOUT_LATENCY_GUARD_BATCHES = ConfigOptions.key(
+            "coordinator.rollout.latency-guard-batches")
+            .longType()
+            .defaultValue(10L)
+            .withDescription("Batches each version must have run within a rollout step before "
+                    + "coordinator.rollout.latency-guard compares their latency fits (Theil-Sen fits, robust to a "
+                    + "slow first batch among them).");
+
     public static final ConfigOption<Double> ROLLOUT_SHADOW_FRACTION = ConfigOptions.key(
             "coordinator.rollout.shadow-fraction")
             .doubleType()
@@ -484,7 +503,7 @@ public final class CoordinatorOptions {
     public static io.flinkgpu.coordinator.rollout.RolloutSettings rolloutSettings(ReadableConfig c) {
         return new io.flinkgpu.coordinator.rollout.RolloutSettings(c.get(ROLLOUT_MIN_DWELL), c.get(ROLLOUT_MIN_SAMPLES),
                 c.get(ROLLOUT_SIGNIFICANCE), c.get(ROLLOUT_LATENCY_TOLERANCE), c.get(ROLLOUT_LATENCY_MIN_BATCHES),
-                c.get(ROLLOUT_LATENCY_MAX_WAIT),
+                c.get(ROLLOUT_LATENCY_MAX_WAIT), c.get(ROLLOUT_LATENCY_GUARD), c.get(ROLLOUT_LATENCY_GUARD_BATCHES),
                 c.get(ROLLOUT_STEPS).stream().map(p -> p / 100).toList(), c.get(ROLLOUT_SHADOW_FRACTION),
                 c.get(ROLLOUT_AFTER_SHADOW), c.get(WARM_BEFORE_ROUTE) ? c.get(WARM_TIMEOUT) : Duration.ZERO);
     }

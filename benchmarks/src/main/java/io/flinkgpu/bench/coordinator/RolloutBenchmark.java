@@ -157,6 +157,15 @@ public final class RolloutBenchmark implements Callable<Integer> {
             + "(default: the coordinator's, ${DEFAULT-VALUE})")
     long latencyMaxWaitSeconds = CoordinatorOptions.ROLLOUT_LATENCY_MAX_WAIT.defaultValue().toSeconds();
 
+    @Option(names = "--latency-guard", description = "coordinator.rollout.latency-guard: B is rolled back before its "
+            + "step is judged once its batch time at a common size exceeds A's times this; 0: off (default: the "
+            + "coordinator's, ${DEFAULT-VALUE})")
+    double latencyGuard = CoordinatorOptions.ROLLOUT_LATENCY_GUARD.defaultValue();
+
+    @Option(names = "--latency-guard-batches", description = "coordinator.rollout.latency-guard-batches (default: the "
+            + "coordinator's, ${DEFAULT-VALUE})")
+    long latencyGuardBatches = CoordinatorOptions.ROLLOUT_LATENCY_GUARD_BATCHES.defaultValue();
+
     @Option(names = "--shadow-fraction", description = "The shadow case's shadow_fraction (default: ${DEFAULT-VALUE})")
     double shadowFraction = 0.5;
 
@@ -180,9 +189,11 @@ public final class RolloutBenchmark implements Callable<Integer> {
             }
         }
         if (seconds < 5 || !(rate > 0) || !(shadowFraction > 0 && shadowFraction <= 1)
-                || !(errorShare > 0 && errorShare <= 1) || latencyMinBatches < 1 || latencyMaxWaitSeconds < 0) {
+                || !(errorShare > 0 && errorShare <= 1) || latencyMinBatches < 1 || latencyMaxWaitSeconds < 0
+                || !(latencyGuard == 0 || latencyGuard > 1) || latencyGuardBatches < 1) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--seconds must be >= 5, --rate "
-                    + "positive, --shadow-fraction and --error-share in (0, 1], --latency-min-batches >= 1, --latency-max-wait-s >= 0");
+                    + "positive, --shadow-fraction and --error-share in (0, 1], --latency-min-batches >= 1, --latency-max-wait-s >= 0, "
+                    + "--latency-guard 0 or above 1, --latency-guard-batches >= 1");
         }
         try {
             io.flinkgpu.inference.device.SpeedModel.parse(slowSpeed);
@@ -211,6 +222,8 @@ public final class RolloutBenchmark implements Callable<Integer> {
         settings.put("latency_tolerance", latencyTolerance);
         settings.put("latency_min_batches", latencyMinBatches);
         settings.put("latency_max_wait_s", latencyMaxWaitSeconds);
+        settings.put("latency_guard", latencyGuard);
+        settings.put("latency_guard_batches", latencyGuardBatches);
         settings.put("slo_ms", sloMs);
         settings.put("steps_percent", CoordinatorOptions.ROLLOUT_STEPS.defaultValue().toString());
         settings.put("shadow_fraction", shadowFraction);
@@ -277,6 +290,8 @@ public final class RolloutBenchmark implements Callable<Integer> {
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_TOLERANCE, latencyTolerance);
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_MIN_BATCHES, latencyMinBatches);
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_MAX_WAIT, Duration.ofSeconds(latencyMaxWaitSeconds));
+            c.set(CoordinatorOptions.ROLLOUT_LATENCY_GUARD, latencyGuard);
+            c.set(CoordinatorOptions.ROLLOUT_LATENCY_GUARD_BATCHES, latencyGuardBatches);
             Coordinator coordinator = job.coordinator(c);
             long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
             long end = start + TimeUnit.SECONDS.toNanos(seconds);
@@ -321,10 +336,11 @@ public final class RolloutBenchmark implements Callable<Integer> {
                 + " -Dbench.args=\"" + String.format(Locale.ROOT, "--cases=%s --seconds=%d --rate=%s --speed=%s "
                 + "--slow-speed=%s --error-share=%s --slo-ms=%s --cycle-ms=%d --min-dwell-s=%d --min-samples=%d "
                 + "--significance=%s --latency-tolerance=%s --latency-min-batches=%d --latency-max-wait-s=%d "
-                + "--shadow-fraction=%s --metrics-fetch-ms=%d --metrics-settle-ms=%d --max-batch-size=%d",
+                + "--latency-guard=%s --latency-guard-batches=%d --shadow-fraction=%s --metrics-fetch-ms=%d "
+                + "--metrics-settle-ms=%d --max-batch-size=%d",
                 String.join(",", cases), seconds, num(rate), speed, slowSpeed, num(errorShare), num(sloMs), cycleMs,
                 minDwellSeconds, minSamples, num(significance), num(latencyTolerance), latencyMinBatches,
-                latencyMaxWaitSeconds, num(shadowFraction), fetchMs, settleMs,
+                latencyMaxWaitSeconds, num(latencyGuard), latencyGuardBatches, num(shadowFraction), fetchMs, settleMs,
                 maxBatchSize) + "\"";
     }
 }

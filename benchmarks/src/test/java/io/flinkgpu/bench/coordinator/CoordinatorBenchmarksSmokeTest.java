@@ -78,7 +78,7 @@ class CoordinatorBenchmarksSmokeTest {
         JsonNode slow = result.path("cases").get(1);
         assertThat(slow.path("client_errors").asLong()).as("a slow B answers without error").isZero();
         assertThat(slow.path("decisions").findValuesAsText("reason")).as("rolled back by B's batch time at A's size")
-                .anyMatch(r -> r.contains("is worse (latency)")
+                .anyMatch(r -> r.contains("is worse (latency") // at its judgement, or by the guard before it
                         && java.util.regex.Pattern.compile("batch time at \\d+ samples? \\(latency fit\\) 2 \\d+ us >")
                                 .matcher(r).find());
         assertThat(slow.path("to_speed").asText()).isEqualTo("300+40*b");

@@ -240,6 +240,9 @@ public final class RolloutEngine {
         String bName = r.to() + (shadow ? " (shadow)" : "");
         if (dwell < settings.minDwell().toMillis() || step.fromResponses() < settings.minSamples()
                 || step.toResponses() < settings.minSamples()) {
+            if (guarded(r, snapshot, step, bName, dwell, now)) {
+                return true;
+            }
             store.putRollout(r.withReason(now, String.format(Locale.ROOT,
                     "waiting at %s: %.1f s of %d s, answers %s %.0f and %s %.0f of %d each", r.describe(),
                     dwell / 1000.0, settings.minDwell().toSeconds(), r.from(), step.fromResponses(), bName,
@@ -254,6 +257,9 @@ public final class RolloutEngine {
         if (!verdict.worse() && tooFew != null) {
             long maxWait = settings.latencyMaxWait().toMillis();
             if (dwell < maxWait) {
+                if (guarded(r, snapshot, step, bName, dwell, now)) {
+                    return true;
+                }
                 store.putRollout(r.withReason(now, String.format(Locale.ROOT,
                         "waiting at %s for its latency to be judged: %s (%.1f s of at most %d s, "
                         + "coordinator.rollout.latency-max-wait); so far %s", r.describe(), tooFew, dwell / 1000.0,
@@ -276,6 +282,36 @@ public final class RolloutEngine {
         String why = at + bName + " is not worse: " + verdict.reason() + "; " + (next.state() == State.DONE
                 ? "done: " + next.describe() + unloadWarmed(r, r.from(), "done") : "next: " + next.describe());
         save(next.withReason(now, why), next.state() == State.DONE ? "ROLLOUT_DONE" : "ROLLOUT_PROMOTE", why, now);
+        return true;
+    }
+
+    /**
+     * The latency guard ({@link RolloutSettings#latencyGuard}) on a step not judged yet: rolls B back
+     * and returns true where both versions ran {@link RolloutSettings#latencyGuardBatches} batches in
+     * the step and B's batch time at their common batch size by the latency fits exceeds A's times the
+     * guard.
+     */
+    private boolean guarded(Rollout r, MetricSnapshot snapshot, Counts step, String bName, long dwell, long now) {
+        long minBatches = settings.latencyGuardBatches();
+        if (settings.latencyGuard() == 0 || step.fromBatches() < minBatches || step.toBatches() < minBatches) {
+            return false;
+        }
+        double[] mean = meanBatchSize(snapshot, r);
+        if (!Double.isFinite(mean[0]) || !Double.isFinite(mean[1])) {
+            return false;
+        }
+        int common = (int) Math.max(1, Math.round(Math.min(mean[0], mean[1])));
+        double[] fit = fittedBatchUs(snapshot, r, common);
+        if (!(fit[0] > 0 && fit[1] > fit[0] * settings.latencyGuard())) {
+            return false;
+        }
+        String why = r.describe() + String.format(Locale.ROOT, " after %.1f s, before it was judged: %s is worse "
+                + "(latency guard): batch time at %d sample%s (latency fit) %s %.0f us > %s %.0f us x %.2f "
+                + "(coordinator.rollout.latency-guard; %s ran %.0f and %s %.0f batches in the step)", dwell / 1000.0,
+                bName, common, common == 1 ? "" : "s", bName, fit[1], r.from(), fit[0], settings.latencyGuard(),
+                r.from(), step.fromBatches(), bName, step.toBatches()) + "; rolled back to 100% " + r.from() + unloadWarmed(r, r.to(), "rolled back");
+        save(r.with(State.ROLLED_BACK, r.phase(), r.step(), r.stepStartedAtMillis(), r.baseline(), now, why),
+                "ROLLOUT_ROLLBACK", why, now);
         return true;
     }
 

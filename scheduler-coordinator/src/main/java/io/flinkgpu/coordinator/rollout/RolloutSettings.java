@@ -20,6 +20,13 @@ import java.util.List;
  *     at every collection, so a failing B is rolled back without waiting); past it the step is
  *     judged on error rates alone and the reason says so. Zero: no wait (judged on error rates alone
  *     as soon as dwell and samples are complete)
+ * @param latencyGuard B is rolled back at any collection of a step that is not judged yet (before
+ *     its dwell and samples are complete, or while it waits for batches) once its batch time at a
+ *     common batch size by the latency fits exceeds A's times this factor, where both versions ran
+ *     {@code latencyGuardBatches} batches in the step: a B that slow holds up A's requests on the
+ *     execution threads they share for the whole dwell otherwise. 0: no guard; else above 1
+ * @param latencyGuardBatches batches each version must have run within the step before the guard
+ *     compares their fits
  * @param defaultSteps B's share per canary step (fractions, ascending, the last 1) where a
  *     rollout does not give its own
  * @param defaultShadowFraction the share of requests copied to B in shadow mode where a rollout
@@ -31,8 +38,9 @@ import java.util.List;
  *     off)
  */
 public record RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
-        long latencyMinBatches, Duration latencyMaxWait, List<Double> defaultSteps, double defaultShadowFraction,
-        Rollout.AfterShadow defaultAfterShadow, Duration warmTimeout) {
+        long latencyMinBatches, Duration latencyMaxWait, double latencyGuard, long latencyGuardBatches,
+        List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow,
+        Duration warmTimeout) {
     public static final List<Double> STEPS = List.of(0.05, 0.25, 0.5, 1.0);
 
     public RolloutSettings {
@@ -54,6 +62,12 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
         if (latencyMaxWait == null || latencyMaxWait.isNegative()) {
             throw new IllegalArgumentException("coordinator.rollout.latency-max-wait must not be negative");
         }
+        if (!(latencyGuard == 0 || latencyGuard > 1) || !Double.isFinite(latencyGuard)) {
+            throw new IllegalArgumentException("coordinator.rollout.latency-guard must be 0 (off) or above 1");
+        }
+        if (latencyGuardBatches < 1) {
+            throw new IllegalArgumentException("coordinator.rollout.latency-guard-batches must be at least 1");
+        }
         String bad = RolloutEngine.checkSteps(defaultSteps);
         if (bad != null) {
             throw new IllegalArgumentException("coordinator.rollout.steps: " + bad);
@@ -72,10 +86,10 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
 
     /** Without a warming phase: B gets its first share at once. */
     public RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
-            long latencyMinBatches, Duration latencyMaxWait, List<Double> defaultSteps, double defaultShadowFraction,
-            Rollout.AfterShadow defaultAfterShadow) {
-        this(minDwell, minSamples, significance, latencyTolerance, latencyMinBatches, latencyMaxWait, defaultSteps,
-                defaultShadowFraction, defaultAfterShadow, Duration.ZERO);
+            long latencyMinBatches, Duration latencyMaxWait, double latencyGuard, long latencyGuardBatches,
+            List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow) {
+        this(minDwell, minSamples, significance, latencyTolerance, latencyMinBatches, latencyMaxWait, latencyGuard,
+                latencyGuardBatches, defaultSteps, defaultShadowFraction, defaultAfterShadow, Duration.ZERO);
     }
 
     /** Whether a rollout warms B where A is loaded before B gets traffic. */
@@ -85,7 +99,7 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
 
     /** The options' defaults. */
     public static RolloutSettings defaults() {
-        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, Duration.ofMinutes(10), STEPS, 0.1,
-                Rollout.AfterShadow.CANARY, Duration.ofSeconds(30));
+        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, Duration.ofMinutes(10), 5, 10, STEPS,
+                0.1, Rollout.AfterShadow.CANARY, Duration.ofSeconds(30));
     }
 }

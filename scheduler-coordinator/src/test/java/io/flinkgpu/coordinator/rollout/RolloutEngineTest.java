@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class RolloutEngineTest {
     static final String M = "m";
     static final RolloutSettings SETTINGS = new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 40,
-            Duration.ofMinutes(1), RolloutSettings.STEPS, 0.2, AfterShadow.CANARY);
+            Duration.ofMinutes(1), 5, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY);
 
     StateStore store;
     RolloutEngine engine;
@@ -138,6 +138,46 @@ class RolloutEngineTest {
     }
 
     @Test
+    void aVersionFarBeyondTheLatencyGuardIsRolledBackBeforeTheStepsDwell() throws Exception {
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        job.batches("1", 1_000, 4_000, 40).batches("2", 100_000, 40_000, 2);
+        // 3 s into the step: B's 60 answers ran in 30 batches, A's 1140 in 28.5; 20x A's batch time at 2 samples
+        assertThat(cycle(2, 1200, 0.05, 0, 0, 431_000, 300_000)).isTrue();
+        assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(weights()).containsExactly(new VersionWeight("1", 1));
+        assertThat(store.recentDecisions(1).get(0).reason()).isEqualTo("rollout 1 -> 2: step 1 of 4 (5% to 2) after "
+                + "3.0 s, before it was judged: 2 is worse (latency guard): batch time at 2 samples (latency fit) 2 "
+                + "180000 us > 1 9000 us x 5.00 (coordinator.rollout.latency-guard; 1 ran 29 and 2 30 batches in the "
+                + "step); rolled back to 100% 1");
+    }
+
+    @Test
+    void aVersionWithinTheGuardOrWithoutOneWaitsForTheStepsDwell() throws Exception {
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        // 4x A's batch time: beyond the tolerance (1.2x), within the guard (5x): judged at the dwell
+        job.batches("1", 1_000, 4_000, 40).batches("2", 4_000, 16_000, 4);
+        assertThat(cycle(2, 12_000, 0.05, 0, 0, 1000, 1000)).isFalse();
+        assertThat(rollout().reason()).contains("waiting at rollout 1 -> 2: step 1 of 4 (5% to 2)");
+        assertThat(cycle(9, 12_000, 0.05, 0, 0, 1000, 1000)).isTrue();
+        assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(store.recentDecisions(1).get(0).reason()).contains("after 12.0 s: 2 is worse (latency)");
+        // without a guard a B 20x slower waits for the dwell too
+        StateStore other = new InMemoryStateStore();
+        RolloutEngine unguarded = new RolloutEngine(other, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2,
+                40, Duration.ofMinutes(1), 0, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+        TwoVersions slow = new TwoVersions(M).answer("1", 0, 0, 1000).answer("2", 0, 0, 1000);
+        unguarded.start(canary(null), slow.now());
+        unguarded.advance(slow.collect(), slow.now());
+        slow.batches("1", 1_000, 4_000, 40).batches("2", 100_000, 40_000, 2);
+        slow.advance(3000);
+        slow.answer("1", 1140, 0, 1000).answer("2", 60, 0, 1000);
+        assertThat(unguarded.advance(slow.collect(), slow.now())).isFalse();
+        assertThat(unguarded.get(M).orElseThrow().state()).isEqualTo(State.RUNNING);
+    }
+
+    @Test
     void aGoodVersionWithMostOfTheTrafficIsNotJudgedByItsLargerBatches() throws Exception {
         engine.start(canary(List.of(90.0, 95.0, 100.0)), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
@@ -189,7 +229,7 @@ class RolloutEngineTest {
     void aSlowBatchAmongFewIsNotTheP99ThatDecidesAndTheStepWaitsForEnoughBatches() throws Exception {
         // 100 batches per version before latencies are compared, a step waits 60 s at most for them
         engine = new RolloutEngine(store, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 100,
-                Duration.ofMinutes(1), RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+                Duration.ofMinutes(1), 5, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
         engine.start(canary(null), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
         // B's 200 answers ran in 50 batches, one of them slow (its model's load): neither judged nor promoted
@@ -236,7 +276,7 @@ class RolloutEngineTest {
     @Test
     void withoutAWaitTooFewBatchesAreJudgedOnErrorRatesAtOnce() throws Exception {
         engine = new RolloutEngine(store, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 40,
-                Duration.ZERO, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+                Duration.ZERO, 5, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
         engine.start(canary(null), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
         assertThat(cycle(11, 2000, 0.05, 0, 0, 1000, 90_000)).isTrue();

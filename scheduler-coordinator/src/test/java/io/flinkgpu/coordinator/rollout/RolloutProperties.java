@@ -53,9 +53,12 @@ class RolloutProperties {
                 Arbitraries.of(0.001, 0.01, 0.05),
                 Arbitraries.integers().between(0, 40).map(t -> t * 0.05),
                 Arbitraries.longs().between(0, 300),
-                Arbitraries.integers().between(0, 600).map(s -> Duration.ofSeconds(s)))
-                .as((dwell, samples, significance, tolerance, batches, wait) -> new RolloutSettings(dwell, samples,
-                        significance, tolerance, batches, wait, RolloutSettings.STEPS, 0.1, AfterShadow.CANARY));
+                Arbitraries.integers().between(0, 600).map(s -> Duration.ofSeconds(s)),
+                Arbitraries.oneOf(Arbitraries.just(0.0), Arbitraries.integers().between(11, 200).map(g -> g / 10.0)),
+                Arbitraries.longs().between(1, 50))
+                .as((dwell, samples, significance, tolerance, batches, wait, guard, guardBatches) -> new RolloutSettings(
+                        dwell, samples, significance, tolerance, batches, wait, guard, guardBatches,
+                        RolloutSettings.STEPS, 0.1, AfterShadow.CANARY));
         Arbitrary<List<Double>> steps = Arbitraries.integers().between(1, 99).set().ofMinSize(1).ofMaxSize(5)
                 .map(set -> {
                     List<Double> s = new ArrayList<>();
@@ -219,6 +222,13 @@ class RolloutProperties {
         double k = (1 + c.settings().latencyTolerance()) * beyond;
         // B's answers in minBatches - 1 batches: too few to judge its latency
         run.job.batches("1", alphaUs, betaUs, 4).batches("2", alphaUs * k, betaUs * k, n / (minBatches - 1));
+        RolloutSettings s = c.settings();
+        if (s.latencyGuard() > 0 && k > s.latencyGuard() && minBatches - 1 >= s.latencyGuardBatches()) {
+            assertThat(look(run, dwell, n)).as("beyond the guard").isTrue();
+            assertThat(run.rollout().state()).isEqualTo(State.ROLLED_BACK);
+            assertThat(run.rollout().reason()).contains("2 is worse (latency guard)");
+            return;
+        }
         assertThat(look(run, dwell, n)).isFalse();
         assertThat(run.rollout().state()).isEqualTo(State.RUNNING);
         assertThat(run.rollout().step()).isZero();
@@ -255,6 +265,36 @@ class RolloutProperties {
         assertThat(decision).contains("2 is not worse", "batches in the step, fewer than " + minBatches);
         if (wait > 0) {
             assertThat(decision).contains("latency not judged within coordinator.rollout.latency-max-wait");
+        }
+    }
+
+    @Property(tries = 300)
+    void aVersionBeyondTheGuardIsRolledBackBeforeItsDwellAndOneWithinItWaitsForTheDwell(@ForAll("cases") Case c,
+            @ForAll @DoubleRange(min = 1.05, max = 20) double beyond, @ForAll boolean beyondGuard,
+            @ForAll @IntRange(min = 0, max = 100_000) int alphaUs, @ForAll @IntRange(min = 1, max = 20_000) int betaUs,
+            @ForAll @DoubleRange(min = 1, max = 64) double meanA, @ForAll @DoubleRange(min = 1, max = 64) double meanB)
+            throws Exception {
+        RolloutSettings s = c.settings();
+        Assume.that(s.latencyGuard() > 0 && s.minDwell().toMillis() >= 2000);
+        Run run = new Run(c);
+        // beyond the guard, or beyond the tolerance and within the guard
+        double k = beyondGuard ? s.latencyGuard() * beyond
+                : 1 + (s.latencyGuard() - 1) * (beyond - 1) / 19.1;
+        run.job.batches("1", alphaUs, betaUs, meanA).batches("2", alphaUs * k, betaUs * k, meanB);
+        // one second into the step: each version ran the guard's batches, far fewer answers than a step needs
+        double answers = Math.ceil(Math.max(meanA, meanB) * (s.latencyGuardBatches() + 1));
+        boolean changed = look(run, 1000, answers);
+        if (beyondGuard) {
+            assertThat(changed).isTrue();
+            assertThat(run.rollout().state()).isEqualTo(State.ROLLED_BACK);
+            assertThat(run.rollout().reason()).contains("before it was judged: 2 is worse (latency guard)",
+                    "(latency fit) 2");
+            assertThat(run.engine.splits().get(0).versions()).singleElement()
+                    .satisfies(w -> assertThat(w.version()).isEqualTo("1"));
+        } else {
+            assertThat(changed).isFalse();
+            assertThat(run.rollout().state()).isEqualTo(State.RUNNING);
+            assertThat(run.rollout().step()).isZero();
         }
     }
 }
