@@ -31,7 +31,9 @@ import java.util.regex.Pattern;
  * ROLLED_BACK); otherwise, once both versions ran {@link RolloutSettings#latencyMinBatches}
  * batches in the step so that latency was judged too (or the step has lasted
  * {@link RolloutSettings#latencyMaxWait}), the next step begins, and reaching the last one (100%)
- * ends the rollout (DONE, B serving 100%). A shadow phase gives B no share: a fraction of the requests is copied to
+ * ends the rollout (DONE, B serving 100%). Before a step is judged, the latency guard
+ * ({@link RolloutSettings#latencyGuard}) rolls back a B whose fitted batch time is far beyond A's,
+ * which would hold A's requests up on the execution threads they share for the whole dwell. A shadow phase gives B no share: a fraction of the requests is copied to
  * B, whose answers the job counts under B's metrics and discards; it is judged the same way and
  * then leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
  *
