@@ -43,6 +43,12 @@ class InferenceServiceTest {
                 List.of(Tensor.ofFloats("x", new long[] {1, 3}, v, v + 1, v + 2)), RequestParameters.DEFAULTS);
     }
 
+    /** An echo request that times out {@code timeoutMs} after it arrives. */
+    static InferenceRequest echoWithTimeout(String id, int timeoutMs) {
+        return new InferenceRequest(id, "echo-fp32", null, List.of(Tensor.ofFloats("x", new long[] {1, 3}, 1, 2, 3)),
+                new RequestParameters(0, timeoutMs, null, 0, null));
+    }
+
     @Test
     void callersWithTheSameSettingsAndDeviceShareOneRuntimeUntilTheLastReleases() {
         InferenceSettings s = settings(8, Duration.ofMillis(2), 1, "1+0.1*b");
@@ -160,9 +166,7 @@ class InferenceServiceTest {
         ExecutorService other = Executors.newSingleThreadExecutor();
         try {
             CompletableFuture<InferenceResponse> first = service.submit(echo("slow", 1), InferenceService.Listener.NONE);
-            InferenceRequest late = new InferenceRequest("late", "echo-fp32", null,
-                    List.of(Tensor.ofFloats("x", new long[] {1, 3}, 1, 2, 3)),
-                    new RequestParameters(0, 30, null, 0, null));
+            InferenceRequest late = echoWithTimeout("late", 30);
             CompletableFuture<Boolean> askedFreely = service.submit(late, InferenceService.Listener.NONE)
                     .thenApply(response -> {
                         assertThat(response.error().code()).isEqualTo(ErrorCode.TIMEOUT);
@@ -189,9 +193,7 @@ class InferenceServiceTest {
         InferenceService service = InferenceService.acquire(settings(1, Duration.ZERO, 1, "2000+0*b"), 0);
         try {
             CompletableFuture<InferenceResponse> first = service.submit(echo("slow", 1), InferenceService.Listener.NONE);
-            InferenceRequest late = new InferenceRequest("late", "echo-fp32", null,
-                    List.of(Tensor.ofFloats("x", new long[] {1, 3}, 1, 2, 3)),
-                    new RequestParameters(0, 50, null, 0, null));
+            InferenceRequest late = echoWithTimeout("late", 50);
             CompletableFuture<Boolean> beforeTheFirst = service.submit(late, InferenceService.Listener.NONE)
                     .thenApply(response -> {
                         assertThat(response.error().code()).isEqualTo(ErrorCode.TIMEOUT);

@@ -24,18 +24,18 @@ import java.util.regex.Pattern;
  *
  * <p>A canary step gives B its share of the requests that pin no version. Once the step has lasted
  * {@link RolloutSettings#minDwell} and both versions answered {@link RolloutSettings#minSamples}
- * requests within it, B is compared with A ({@link VersionComparison}) at every collection: worse (error rate by the
- * one-sided z-test, or batch latency beyond the tolerance: at a common batch size by the versions'
- * latency fits, and by the p99 of the batches' own service time, {@link #latencies}) rolls back at
- * once (100% A,
- * ROLLED_BACK); otherwise, once both versions ran {@link RolloutSettings#latencyMinBatches}
- * batches in the step so that latency was judged too (or the step has lasted
- * {@link RolloutSettings#latencyMaxWait}), the next step begins, and reaching the last one (100%)
- * ends the rollout (DONE, B serving 100%). Before a step is judged, the latency guard
- * ({@link RolloutSettings#latencyGuard}) rolls back a B whose fitted batch time is far beyond A's,
- * which would hold A's requests up on the execution threads they share for the whole dwell. A shadow phase gives B no share: a fraction of the requests is copied to
- * B, whose answers the job counts under B's metrics and discards; it is judged the same way and
- * then leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
+ * requests within it, B is compared with A ({@link VersionComparison}) at every collection: worse
+ * (error rate by the one-sided z-test, or batch latency beyond the tolerance: at a common batch
+ * size by the versions' latency fits, and by the p99 of the batches' own service time,
+ * {@link #latencies}) rolls back at once (100% A, ROLLED_BACK); otherwise, once both versions ran
+ * {@link RolloutSettings#latencyMinBatches} batches in the step so that latency was judged too (or
+ * the step has lasted {@link RolloutSettings#latencyMaxWait}), the next step begins, and reaching
+ * the last one (100%) ends the rollout (DONE, B serving 100%). Before a step is judged, the latency
+ * guard ({@link RolloutSettings#latencyGuard}, {@link #guarded}) rolls back a B whose fitted batch
+ * time is far beyond A's, which would hold A's requests up on the execution threads they share for
+ * the whole dwell. A shadow phase gives B no share: a fraction of the requests is copied to B,
+ * whose answers the job counts under B's metrics and discards; it is judged the same way and then
+ * leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
  *
  * <p>With a warm timeout ({@link RolloutSettings#warms}) a rollout begins in a warming phase, so
  * that B's first requests do not wait for its load: B gets neither a share nor copies; the first
@@ -273,11 +273,9 @@ public final class RolloutEngine {
         }
         String at = r.describe() + String.format(Locale.ROOT, " after %.1f s%s: ", dwell / 1000.0, unjudged);
         if (verdict.worse()) {
-            String why = at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
+            rollBack(r, at + bName + " is worse (" + (verdict.errorsWorse() && verdict.latencyWorse()
                     ? "error rate and latency" : verdict.errorsWorse() ? "error rate" : "latency") + "): "
-                    + verdict.reason() + "; rolled back to 100% " + r.from() + unloadWarmed(r, r.to(), "rolled back");
-            save(r.with(State.ROLLED_BACK, r.phase(), r.step(), r.stepStartedAtMillis(), r.baseline(), now, why),
-                    "ROLLOUT_ROLLBACK", why, now);
+                    + verdict.reason(), now);
             return true;
         }
         Rollout next = promoted(r, counts, now);
@@ -302,19 +300,24 @@ public final class RolloutEngine {
         if (!Double.isFinite(mean[0]) || !Double.isFinite(mean[1])) {
             return false;
         }
-        int common = (int) Math.max(1, Math.round(Math.min(mean[0], mean[1])));
+        int common = commonBatchSize(mean);
         double[] fit = fittedBatchUs(snapshot, r, common);
         if (!(fit[0] > 0 && fit[1] > fit[0] * settings.latencyGuard())) {
             return false;
         }
-        String why = r.describe() + String.format(Locale.ROOT, " after %.1f s, before it was judged: %s is worse "
+        rollBack(r, r.describe() + String.format(Locale.ROOT, " after %.1f s, before it was judged: %s is worse "
                 + "(latency guard): batch time at %d sample%s (latency fit) %s %.0f us > %s %.0f us x %.2f "
                 + "(coordinator.rollout.latency-guard; %s ran %.0f and %s %.0f batches in the step)", dwell / 1000.0,
                 bName, common, common == 1 ? "" : "s", bName, fit[1], r.from(), fit[0], settings.latencyGuard(),
-                r.from(), step.fromBatches(), bName, step.toBatches()) + "; rolled back to 100% " + r.from() + unloadWarmed(r, r.to(), "rolled back");
+                r.from(), step.fromBatches(), bName, step.toBatches()), now);
+        return true;
+    }
+
+    /** Ends {@code r} ROLLED_BACK (100% A, B's UNLOAD where it was warmed) with {@code reason}'s decision. */
+    private void rollBack(Rollout r, String reason, long now) {
+        String why = reason + "; rolled back to 100% " + r.from() + unloadWarmed(r, r.to(), "rolled back");
         save(r.with(State.ROLLED_BACK, r.phase(), r.step(), r.stepStartedAtMillis(), r.baseline(), now, why),
                 "ROLLOUT_ROLLBACK", why, now);
-        return true;
     }
 
     // ---- warming ----------------------------------------------------------------------------
@@ -504,7 +507,7 @@ public final class RolloutEngine {
         if (!Double.isFinite(mean[0]) || !Double.isFinite(mean[1])) {
             return List.of(new VersionComparison.Latency(p99Name, p99[0], p99[1], tooFew));
         }
-        int common = (int) Math.max(1, Math.round(Math.min(mean[0], mean[1])));
+        int common = commonBatchSize(mean);
         double[] fit = fittedBatchUs(snapshot, r, common);
         boolean fitted = fit[0] > 0 && fit[1] > 0;
         List<VersionComparison.Latency> out = new ArrayList<>();
@@ -551,6 +554,11 @@ public final class RolloutEngine {
         }
         return new double[] {weight[0] > 0 ? sum[0] / weight[0] : Double.NaN,
                 weight[1] > 0 ? sum[1] / weight[1] : Double.NaN};
+    }
+
+    /** The batch size the versions' fits are compared at: the smaller of their mean batch sizes, at least 1. */
+    static int commonBatchSize(double[] meanBatchSize) {
+        return (int) Math.max(1, Math.round(Math.min(meanBatchSize[0], meanBatchSize[1])));
     }
 
     /**
