@@ -481,6 +481,17 @@ public final class CoordinatorOptions {
                     + "coordinator.rollout.latency-guard compares their latency fits (Theil-Sen fits, robust to a "
                     + "slow first batch among them).");
 
+    public static final ConfigOption<Double> ROLLOUT_EARLY_SIGNIFICANCE = ConfigOptions.key(
+            "coordinator.rollout.early-significance")
+            .doubleType()
+            .defaultValue(1e-4)
+            .withDescription("Before a rollout step's min-dwell and min-samples are complete, the new version is "
+                    + "rolled back at once when the exact one-sided test of 'its error rate is above the old one's' "
+                    + "on the step's counts (Fisher's) gives a p-value below this: far stricter than "
+                    + "coordinator.rollout.significance, as an early look of a group-sequential test is, so that the "
+                    + "early looks hardly add false rollbacks. 0: no early look; else at most "
+                    + "coordinator.rollout.significance.");
+
     public static final ConfigOption<Double> ROLLOUT_SHADOW_FRACTION = ConfigOptions.key(
             "coordinator.rollout.shadow-fraction")
             .doubleType()
@@ -504,6 +515,7 @@ public final class CoordinatorOptions {
         return new io.flinkgpu.coordinator.rollout.RolloutSettings(c.get(ROLLOUT_MIN_DWELL), c.get(ROLLOUT_MIN_SAMPLES),
                 c.get(ROLLOUT_SIGNIFICANCE), c.get(ROLLOUT_LATENCY_TOLERANCE), c.get(ROLLOUT_LATENCY_MIN_BATCHES),
                 c.get(ROLLOUT_LATENCY_MAX_WAIT), c.get(ROLLOUT_LATENCY_GUARD), c.get(ROLLOUT_LATENCY_GUARD_BATCHES),
+                c.get(ROLLOUT_EARLY_SIGNIFICANCE),
                 c.get(ROLLOUT_STEPS).stream().map(p -> p / 100).toList(), c.get(ROLLOUT_SHADOW_FRACTION),
                 c.get(ROLLOUT_AFTER_SHADOW), c.get(WARM_BEFORE_ROUTE) ? c.get(WARM_TIMEOUT) : Duration.ZERO);
     }

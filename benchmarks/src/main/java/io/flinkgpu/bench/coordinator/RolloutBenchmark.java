@@ -166,6 +166,11 @@ public final class RolloutBenchmark implements Callable<Integer> {
             + "coordinator's, ${DEFAULT-VALUE})")
     long latencyGuardBatches = CoordinatorOptions.ROLLOUT_LATENCY_GUARD_BATCHES.defaultValue();
 
+    @Option(names = "--early-significance", description = "coordinator.rollout.early-significance: B is rolled back "
+            + "before its step's dwell when the exact test of its error rate against A's is below this; 0: off "
+            + "(default: the coordinator's, ${DEFAULT-VALUE})")
+    double earlySignificance = CoordinatorOptions.ROLLOUT_EARLY_SIGNIFICANCE.defaultValue();
+
     @Option(names = "--shadow-fraction", description = "The shadow case's shadow_fraction (default: ${DEFAULT-VALUE})")
     double shadowFraction = 0.5;
 
@@ -190,10 +195,12 @@ public final class RolloutBenchmark implements Callable<Integer> {
         }
         if (seconds < 5 || !(rate > 0) || !(shadowFraction > 0 && shadowFraction <= 1)
                 || !(errorShare > 0 && errorShare <= 1) || latencyMinBatches < 1 || latencyMaxWaitSeconds < 0
-                || !(latencyGuard == 0 || latencyGuard > 1) || latencyGuardBatches < 1) {
+                || !(latencyGuard == 0 || latencyGuard > 1) || latencyGuardBatches < 1
+                || !(earlySignificance >= 0 && earlySignificance <= significance)) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--seconds must be >= 5, --rate "
                     + "positive, --shadow-fraction and --error-share in (0, 1], --latency-min-batches >= 1, --latency-max-wait-s >= 0, "
-                    + "--latency-guard 0 or above 1, --latency-guard-batches >= 1");
+                    + "--latency-guard 0 or above 1, --latency-guard-batches >= 1, --early-significance in [0, "
+                    + "--significance]");
         }
         try {
             io.flinkgpu.inference.device.SpeedModel.parse(slowSpeed);
@@ -224,6 +231,7 @@ public final class RolloutBenchmark implements Callable<Integer> {
         settings.put("latency_max_wait_s", latencyMaxWaitSeconds);
         settings.put("latency_guard", latencyGuard);
         settings.put("latency_guard_batches", latencyGuardBatches);
+        settings.put("early_significance", earlySignificance);
         settings.put("slo_ms", sloMs);
         settings.put("steps_percent", CoordinatorOptions.ROLLOUT_STEPS.defaultValue().toString());
         settings.put("shadow_fraction", shadowFraction);
@@ -292,6 +300,7 @@ public final class RolloutBenchmark implements Callable<Integer> {
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_MAX_WAIT, Duration.ofSeconds(latencyMaxWaitSeconds));
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_GUARD, latencyGuard);
             c.set(CoordinatorOptions.ROLLOUT_LATENCY_GUARD_BATCHES, latencyGuardBatches);
+            c.set(CoordinatorOptions.ROLLOUT_EARLY_SIGNIFICANCE, earlySignificance);
             Coordinator coordinator = job.coordinator(c);
             long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
             long end = start + TimeUnit.SECONDS.toNanos(seconds);
@@ -336,11 +345,11 @@ public final class RolloutBenchmark implements Callable<Integer> {
                 + " -Dbench.args=\"" + String.format(Locale.ROOT, "--cases=%s --seconds=%d --rate=%s --speed=%s "
                 + "--slow-speed=%s --error-share=%s --slo-ms=%s --cycle-ms=%d --min-dwell-s=%d --min-samples=%d "
                 + "--significance=%s --latency-tolerance=%s --latency-min-batches=%d --latency-max-wait-s=%d "
-                + "--latency-guard=%s --latency-guard-batches=%d --shadow-fraction=%s --metrics-fetch-ms=%d "
-                + "--metrics-settle-ms=%d --max-batch-size=%d",
+                + "--latency-guard=%s --latency-guard-batches=%d --early-significance=%s --shadow-fraction=%s "
+                + "--metrics-fetch-ms=%d --metrics-settle-ms=%d --max-batch-size=%d",
                 String.join(",", cases), seconds, num(rate), speed, slowSpeed, num(errorShare), num(sloMs), cycleMs,
                 minDwellSeconds, minSamples, num(significance), num(latencyTolerance), latencyMinBatches,
-                latencyMaxWaitSeconds, num(latencyGuard), latencyGuardBatches, num(shadowFraction), fetchMs, settleMs,
+                latencyMaxWaitSeconds, num(latencyGuard), latencyGuardBatches, num(earlySignificance), num(shadowFraction), fetchMs, settleMs,
                 maxBatchSize) + "\"";
     }
 }

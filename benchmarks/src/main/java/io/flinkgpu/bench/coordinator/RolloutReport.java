@@ -57,7 +57,7 @@ final class RolloutReport {
                 + "(A) and version 2 (B); %.0f unpinned requests/s of open-loop Poisson traffic for %d s per case, each "
                 + "case on a fresh job; the coordinator as a thread (a cycle every %d ms, REST collector, rollout "
                 + "engine, Kafka realizer, RocksDB state) with `coordinator.rollout.min-dwell` %d s, `min-samples` %d, "
-                + "`significance` %s, `latency-tolerance` %s, `latency-min-batches` %d%s%s, steps %s%%. The rollout 1 -> 2 "
+                + "`significance` %s, `latency-tolerance` %s, `latency-min-batches` %d%s%s%s, steps %s%%. The rollout 1 -> 2 "
                 + "starts (and its split is published) as the measured traffic begins; warm-up requests before it name "
                 + "version 1, then version 2 (so that B is loaded before the first step routes to it). Good B: %s. "
                 + "Bad B, slow: %s. Bad B, errors: %s. An answer over the SLO is one later than %s ms after its "
@@ -71,6 +71,9 @@ final class RolloutReport {
                 s.has("latency_guard") ? (s.path("latency_guard").asDouble() > 0 ? String.format(Locale.ROOT,
                         ", `latency-guard` %s after %d batches", s.path("latency_guard").asText(),
                         s.path("latency_guard_batches").asLong()) : ", no `latency-guard`") : "",
+                s.has("early_significance") ? (s.path("early_significance").asDouble() > 0 ? String.format(
+                        Locale.ROOT, ", `early-significance` %s", s.path("early_significance").asText())
+                        : ", no `early-significance`") : "",
                 s.path("steps_percent").asText(), s.path("good_version").asText(),
                 s.path("bad_slow_version").asText(), s.path("bad_errors_version").asText(),
                 RecoveryOptions.num(s.path("slo_ms").asDouble())));

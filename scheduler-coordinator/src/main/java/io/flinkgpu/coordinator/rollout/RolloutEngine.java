@@ -33,7 +33,8 @@ import java.util.regex.Pattern;
  * the last one (100%) ends the rollout (DONE, B serving 100%). Before a step is judged, the latency
  * guard ({@link RolloutSettings#latencyGuard}, {@link #guarded}) rolls back a B whose fitted batch
  * time is far beyond A's, which would hold A's requests up on the execution threads they share for
- * the whole dwell. A shadow phase gives B no share: a fraction of the requests is copied to B,
+ * the whole dwell, and an early look at error rates ({@link RolloutSettings#earlySignificance},
+ * {@link #failingEarly}) one that fails far more often than A. A shadow phase gives B no share: a fraction of the requests is copied to B,
  * whose answers the job counts under B's metrics and discards; it is judged the same way and then
  * leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
  *
@@ -242,7 +243,7 @@ public final class RolloutEngine {
         String bName = r.to() + (shadow ? " (shadow)" : "");
         if (dwell < settings.minDwell().toMillis() || step.fromResponses() < settings.minSamples()
                 || step.toResponses() < settings.minSamples()) {
-            if (guarded(r, snapshot, step, bName, dwell, now)) {
+            if (guarded(r, snapshot, step, bName, dwell, now) || failingEarly(r, step, bName, dwell, now)) {
                 return true;
             }
             store.putRollout(r.withReason(now, String.format(Locale.ROOT,
@@ -310,6 +311,30 @@ public final class RolloutEngine {
                 + "(coordinator.rollout.latency-guard; %s ran %.0f and %s %.0f batches in the step)", dwell / 1000.0,
                 bName, common, common == 1 ? "" : "s", bName, fit[1], r.from(), fit[0], settings.latencyGuard(),
                 r.from(), step.fromBatches(), bName, step.toBatches()), now);
+        return true;
+    }
+
+    /**
+     * The early look at error rates ({@link RolloutSettings#earlySignificance}) on a step before its
+     * dwell and samples are complete: rolls B back and returns true where the exact one-sided test
+     * of "B's error rate is above A's" on the step's counts is below the early level.
+     */
+    private boolean failingEarly(Rollout r, Counts step, String bName, long dwell, long now) {
+        double level = settings.earlySignificance();
+        if (level == 0 || !(step.toErrors() > 0) || !(step.toResponses() > 0)) {
+            return false;
+        }
+        double p = VersionComparison.exactUpperTail(step.fromResponses(), step.fromErrors(), step.toResponses(),
+                step.toErrors());
+        if (!(p < level)) {
+            return false;
+        }
+        rollBack(r, r.describe() + String.format(Locale.ROOT, " after %.1f s, before it was judged: %s is worse "
+                + "(error rate, early): errors %s %.0f/%.0f (%.2f%%) vs %s %.0f/%.0f (%.2f%%): exact one-sided p = "
+                + "%.3g < %.3g (coordinator.rollout.early-significance)", dwell / 1000.0, bName, bName,
+                step.toErrors(), step.toResponses(), 100 * step.toErrors() / step.toResponses(), r.from(),
+                step.fromErrors(), step.fromResponses(),
+                step.fromResponses() > 0 ? 100 * step.fromErrors() / step.fromResponses() : 0.0, p, level), now);
         return true;
     }
 

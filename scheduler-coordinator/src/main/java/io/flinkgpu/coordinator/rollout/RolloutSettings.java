@@ -27,6 +27,12 @@ import java.util.List;
  *     execution threads they share for the whole dwell otherwise. 0: no guard; else above 1
  * @param latencyGuardBatches batches each version must have run within the step before the guard
  *     compares their fits
+ * @param earlySignificance B is rolled back at any collection of a step before its dwell and
+ *     samples are complete when the exact one-sided test of "B's error rate is above A's" on the
+ *     step's counts (Fisher's, the hypergeometric tail) gives a p-value below this: far stricter than
+ *     {@code significance}, as an early look in a group-sequential test is, so that early looks
+ *     hardly raise the chance of rolling a good B back. 0: no early look; else at most
+ *     {@code significance}
  * @param defaultSteps B's share per canary step (fractions, ascending, the last 1) where a
  *     rollout does not give its own
  * @param defaultShadowFraction the share of requests copied to B in shadow mode where a rollout
@@ -39,8 +45,8 @@ import java.util.List;
  */
 public record RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
         long latencyMinBatches, Duration latencyMaxWait, double latencyGuard, long latencyGuardBatches,
-        List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow,
-        Duration warmTimeout) {
+        double earlySignificance, List<Double> defaultSteps, double defaultShadowFraction,
+        Rollout.AfterShadow defaultAfterShadow, Duration warmTimeout) {
     public static final List<Double> STEPS = List.of(0.05, 0.25, 0.5, 1.0);
 
     public RolloutSettings {
@@ -68,6 +74,10 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
         if (latencyGuardBatches < 1) {
             throw new IllegalArgumentException("coordinator.rollout.latency-guard-batches must be at least 1");
         }
+        if (!(earlySignificance >= 0 && earlySignificance <= significance)) {
+            throw new IllegalArgumentException("coordinator.rollout.early-significance must be in [0, "
+                    + "coordinator.rollout.significance]");
+        }
         String bad = RolloutEngine.checkSteps(defaultSteps);
         if (bad != null) {
             throw new IllegalArgumentException("coordinator.rollout.steps: " + bad);
@@ -87,9 +97,11 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
     /** Without a warming phase: B gets its first share at once. */
     public RolloutSettings(Duration minDwell, long minSamples, double significance, double latencyTolerance,
             long latencyMinBatches, Duration latencyMaxWait, double latencyGuard, long latencyGuardBatches,
-            List<Double> defaultSteps, double defaultShadowFraction, Rollout.AfterShadow defaultAfterShadow) {
+            double earlySignificance, List<Double> defaultSteps, double defaultShadowFraction,
+            Rollout.AfterShadow defaultAfterShadow) {
         this(minDwell, minSamples, significance, latencyTolerance, latencyMinBatches, latencyMaxWait, latencyGuard,
-                latencyGuardBatches, defaultSteps, defaultShadowFraction, defaultAfterShadow, Duration.ZERO);
+                latencyGuardBatches, earlySignificance, defaultSteps, defaultShadowFraction, defaultAfterShadow,
+                Duration.ZERO);
     }
 
     /** Whether a rollout warms B where A is loaded before B gets traffic. */
@@ -99,7 +111,7 @@ public record RolloutSettings(Duration minDwell, long minSamples, double signifi
 
     /** The options' defaults. */
     public static RolloutSettings defaults() {
-        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, Duration.ofMinutes(10), 5, 10, STEPS,
-                0.1, Rollout.AfterShadow.CANARY, Duration.ofSeconds(30));
+        return new RolloutSettings(Duration.ofMinutes(2), 200, 0.01, 0.2, 200, Duration.ofMinutes(10), 5, 10, 1e-4,
+                STEPS, 0.1, Rollout.AfterShadow.CANARY, Duration.ofSeconds(30));
     }
 }

@@ -85,6 +85,31 @@ public final class VersionComparison {
         return (eB / nB - eA / nA) / Math.sqrt(variance);
     }
 
+    /**
+     * The one-sided p-value of "B's error rate is above A's" by Fisher's exact test: with the step's
+     * errors of both versions fixed, the chance that B's {@code nB} answers hold {@code eB} or more of
+     * them (the hypergeometric upper tail). Exact at small counts, where the z-test is not (one error
+     * in B's first answer is no evidence). NaN where the counts exceed what the distribution takes.
+     */
+    public static double exactUpperTail(double nA, double eA, double nB, double eB) {
+        long a = Math.round(nA);
+        long errors = Math.round(eA) + Math.round(eB);
+        long b = Math.round(nB);
+        long population = a + b;
+        if (a < 0 || b <= 0 || errors < 0 || errors > population) {
+            throw new IllegalArgumentException("answers and errors: " + nA + ", " + eA + ", " + nB + ", " + eB);
+        }
+        if (population > Integer.MAX_VALUE) {
+            return Double.NaN;
+        }
+        long x = Math.round(eB);
+        if (x == 0) {
+            return 1;
+        }
+        return new org.apache.commons.math3.distribution.HypergeometricDistribution(null, (int) population,
+                (int) errors, (int) b).upperCumulativeProbability((int) x);
+    }
+
     /** {@code P(Z > z)} for a standard normal Z. */
     public static double upperTail(double z) {
         return 0.5 * erfc(z / Math.sqrt(2));

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class RolloutEngineTest {
     static final String M = "m";
     static final RolloutSettings SETTINGS = new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 40,
-            Duration.ofMinutes(1), 5, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY);
+            Duration.ofMinutes(1), 5, 10, 1e-4, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY);
 
     StateStore store;
     RolloutEngine engine;
@@ -138,6 +138,22 @@ class RolloutEngineTest {
     }
 
     @Test
+    void aVersionFailingFarMoreOftenIsRolledBackBeforeTheDwellButOneEarlyErrorIsNoEvidence() throws Exception {
+        engine.start(canary(null), job.now());
+        cycle(1, 0, 0, 0, 0, 1000, 1000);
+        // B's first answer failed, A's 99 did not: p = 1/100 by the exact test, not below 1e-4
+        assertThat(cycle(1, 100, 0.01, 0, 1, 1000, 1000)).isFalse();
+        assertThat(rollout().state()).isEqualTo(State.RUNNING);
+        // its next 19 failed too: 20 of 20 against 0 of 479
+        assertThat(cycle(2, 400, 0.0475, 0, 1, 1000, 1000)).isTrue();
+        assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(store.recentDecisions(1).get(0).reason()).startsWith("rollout 1 -> 2: step 1 of 4 (5% to 2) after "
+                + "4.0 s, before it was judged: 2 is worse (error rate, early): errors 2 20/20 (100.00%) vs 1 0/480 "
+                + "(0.00%): exact one-sided p = ").contains("< 0.000100 (coordinator.rollout.early-significance); "
+                + "rolled back to 100% 1");
+    }
+
+    @Test
     void aVersionFarBeyondTheLatencyGuardIsRolledBackBeforeTheStepsDwell() throws Exception {
         engine.start(canary(null), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
@@ -166,7 +182,7 @@ class RolloutEngineTest {
         // without a guard a B 20x slower waits for the dwell too
         StateStore other = new InMemoryStateStore();
         RolloutEngine unguarded = new RolloutEngine(other, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2,
-                40, Duration.ofMinutes(1), 0, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+                40, Duration.ofMinutes(1), 0, 10, 1e-4, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
         TwoVersions slow = new TwoVersions(M).answer("1", 0, 0, 1000).answer("2", 0, 0, 1000);
         unguarded.start(canary(null), slow.now());
         unguarded.advance(slow.collect(), slow.now());
@@ -229,7 +245,7 @@ class RolloutEngineTest {
     void aSlowBatchAmongFewIsNotTheP99ThatDecidesAndTheStepWaitsForEnoughBatches() throws Exception {
         // 100 batches per version before latencies are compared, a step waits 60 s at most for them
         engine = new RolloutEngine(store, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 100,
-                Duration.ofMinutes(1), 5, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+                Duration.ofMinutes(1), 5, 10, 1e-4, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
         engine.start(canary(null), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
         // B's 200 answers ran in 50 batches, one of them slow (its model's load): neither judged nor promoted
@@ -276,7 +292,7 @@ class RolloutEngineTest {
     @Test
     void withoutAWaitTooFewBatchesAreJudgedOnErrorRatesAtOnce() throws Exception {
         engine = new RolloutEngine(store, new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 40,
-                Duration.ZERO, 5, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
+                Duration.ZERO, 5, 10, 1e-4, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY));
         engine.start(canary(null), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
         assertThat(cycle(11, 2000, 0.05, 0, 0, 1000, 90_000)).isTrue();
@@ -289,14 +305,16 @@ class RolloutEngineTest {
     void tooFewSamplesWaitsHoweverLongTheStepLasts() throws Exception {
         engine.start(canary(null), job.now());
         cycle(1, 0, 0, 0, 0, 1000, 1000);
-        // 5% of 1000 = 50 answers of B, all failed, but fewer than 100: not judged
-        assertThat(cycle(60, 1000, 0.05, 0, 1, 1000, 1000)).isFalse();
+        // 5% of 1000 = 50 answers of B, 4% failed against A's 1%, but fewer than 100: not judged (nor failing
+        // by far enough for the early look)
+        assertThat(cycle(60, 1000, 0.05, 0.01, 0.04, 1000, 1000)).isFalse();
         assertThat(rollout().state()).isEqualTo(State.RUNNING);
         assertThat(rollout().reason()).contains("waiting at rollout 1 -> 2: step 1 of 4 (5% to 2)", "answers 1 950 and 2 50 of 100");
         assertThat(actions()).containsExactly("ROLLOUT_START");
         // the samples count from the step's start, so the next 50 complete them
-        assertThat(cycle(1, 1000, 0.05, 0, 1, 1000, 1000)).isTrue();
+        assertThat(cycle(1, 1000, 0.05, 0.01, 0.04, 1000, 1000)).isTrue();
         assertThat(rollout().state()).isEqualTo(State.ROLLED_BACK);
+        assertThat(rollout().reason()).contains("after 62.0 s: 2 is worse (error rate)");
     }
 
     @Test

@@ -54,10 +54,14 @@ class RolloutProperties {
                 Arbitraries.integers().between(0, 40).map(t -> t * 0.05),
                 Arbitraries.longs().between(0, 300),
                 Arbitraries.integers().between(0, 600).map(s -> Duration.ofSeconds(s)),
-                Arbitraries.oneOf(Arbitraries.just(0.0), Arbitraries.integers().between(11, 200).map(g -> g / 10.0)),
-                Arbitraries.longs().between(1, 50))
-                .as((dwell, samples, significance, tolerance, batches, wait, guard, guardBatches) -> new RolloutSettings(
-                        dwell, samples, significance, tolerance, batches, wait, guard, guardBatches,
+                Combinators.combine(
+                        Arbitraries.oneOf(Arbitraries.just(0.0),
+                                Arbitraries.integers().between(11, 200).map(g -> g / 10.0)),
+                        Arbitraries.longs().between(1, 50),
+                        Arbitraries.of(0.0, 1e-3, 1e-2, 0.1))
+                        .as((guard, guardBatches, early) -> new double[] {guard, guardBatches, early}))
+                .as((dwell, samples, significance, tolerance, batches, wait, g) -> new RolloutSettings(dwell, samples,
+                        significance, tolerance, batches, wait, g[0], (long) g[1], significance * g[2],
                         RolloutSettings.STEPS, 0.1, AfterShadow.CANARY));
         Arbitrary<List<Double>> steps = Arbitraries.integers().between(1, 99).set().ofMinSize(1).ofMaxSize(5)
                 .map(set -> {
@@ -296,5 +300,42 @@ class RolloutProperties {
             assertThat(run.rollout().state()).isEqualTo(State.RUNNING);
             assertThat(run.rollout().step()).isZero();
         }
+    }
+
+    @Property(tries = 300)
+    void aVersionFailingFarMoreOftenIsRolledBackBeforeItsDwellByTheEarlyLook(@ForAll("cases") Case c,
+            @ForAll @IntRange(min = 200, max = 2000) int n, @ForAll @DoubleRange(min = 0, max = 0.01) double aRate,
+            @ForAll @DoubleRange(min = 0.3, max = 1) double bRate) throws Exception {
+        RolloutSettings s = c.settings();
+        Assume.that(s.minDwell().toMillis() >= 2000);
+        Run run = new Run(c);
+        run.job.advance(1000);
+        run.job.answer("1", n, Math.round(n * aRate), 1000).answer("2", n, Math.round(n * bRate), 1000);
+        boolean changed = run.engine.advance(run.job.collect(), run.job.now());
+        if (s.earlySignificance() > 0) {
+            assertThat(changed).isTrue();
+            assertThat(run.rollout().state()).isEqualTo(State.ROLLED_BACK);
+            assertThat(run.rollout().reason()).contains("before it was judged: 2 is worse (error rate, early)");
+        } else {
+            assertThat(changed).as("no early look: it waits for the dwell").isFalse();
+            assertThat(run.rollout().state()).isEqualTo(State.RUNNING);
+        }
+    }
+
+    @Property(tries = 300)
+    void aVersionFailingNoMoreOftenIsNeverRolledBackByTheEarlyLook(@ForAll("cases") Case c,
+            @ForAll @IntRange(min = 1, max = 5000) int n, @ForAll @DoubleRange(min = 0, max = 1) double aRate,
+            @ForAll @DoubleRange(min = 0, max = 1) double share, @ForAll @IntRange(min = 1, max = 20) int looks)
+            throws Exception {
+        RolloutSettings s = c.settings();
+        Assume.that(s.minDwell().toMillis() >= 1000L * (looks + 1));
+        Run run = new Run(c);
+        // B fails at most as often as A, in every look before the dwell
+        for (int i = 0; i < looks; i++) {
+            run.job.advance(1000);
+            run.job.answer("1", n, Math.round(n * aRate), 1000).answer("2", n, Math.floor(n * aRate * share), 1000);
+            assertThat(run.engine.advance(run.job.collect(), run.job.now())).as("look %d", i + 1).isFalse();
+        }
+        assertThat(run.rollout().state()).isEqualTo(State.RUNNING);
     }
 }

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 class RolloutWarmingTest {
     static final String M = "m";
     static final RolloutSettings WARMING = new RolloutSettings(Duration.ofSeconds(10), 100, 0.01, 0.2, 40,
-            Duration.ofMinutes(10), 5, 10, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY, Duration.ofSeconds(30));
+            Duration.ofMinutes(10), 5, 10, 1e-4, RolloutSettings.STEPS, 0.2, AfterShadow.CANARY, Duration.ofSeconds(30));
 
     StateStore store;
     RolloutEngine engine;

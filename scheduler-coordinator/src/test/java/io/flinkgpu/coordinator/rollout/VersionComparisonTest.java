@@ -71,4 +71,15 @@ class VersionComparisonTest {
         assertThat(slow.latencyWorse()).as("one reading beyond the tolerance is enough").isTrue();
         assertThat(slow.reason()).contains("service p99 2 5000 us > 1 1000 us x 1.20 = 1200 us");
     }
+
+    @Test
+    void theExactTestIsFishersOneSidedTail() {
+        // Fisher's tea-tasting table: 4 of 4 (and 3 or more of 4) errors in B against A's 0 (1) of 4
+        assertThat(VersionComparison.exactUpperTail(4, 0, 4, 4)).isCloseTo(1.0 / 70, within(1e-12));
+        assertThat(VersionComparison.exactUpperTail(4, 1, 4, 3)).isCloseTo(17.0 / 70, within(1e-12));
+        assertThat(VersionComparison.exactUpperTail(3, 0, 3, 3)).isCloseTo(1.0 / 20, within(1e-12));
+        assertThat(VersionComparison.exactUpperTail(1000, 10, 10, 0)).isEqualTo(1);
+        // one error in B's first answer among A's 99 clean ones: 1 in 100
+        assertThat(VersionComparison.exactUpperTail(99, 0, 1, 1)).isCloseTo(0.01, within(1e-12));
+    }
 }
