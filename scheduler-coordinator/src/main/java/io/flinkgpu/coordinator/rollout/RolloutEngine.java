@@ -321,8 +321,10 @@ public final class RolloutEngine {
      */
     private boolean failingEarly(Rollout r, Counts step, String bName, long dwell, long now) {
         double level = settings.earlySignificance();
-        if (level == 0 || !(step.toErrors() > 0) || !(step.toResponses() > 0)) {
-            return false;
+        if (level == 0 || !(step.toErrors() > 0) || !(step.toResponses() > 0)
+                || step.toErrors() > step.toResponses() || step.fromErrors() > step.fromResponses()
+                || step.fromErrors() < 0) {
+            return false; // nothing to test, or counters that disagree (a report taken mid-update)
         }
         double p = VersionComparison.exactUpperTail(step.fromResponses(), step.fromErrors(), step.toResponses(),
                 step.toErrors());
