@@ -34,9 +34,9 @@ import java.util.regex.Pattern;
  * guard ({@link RolloutSettings#latencyGuard}, {@link #guarded}) rolls back a B whose fitted batch
  * time is far beyond A's, which would hold A's requests up on the execution threads they share for
  * the whole dwell, and an early look at error rates ({@link RolloutSettings#earlySignificance},
- * {@link #failingEarly}) one that fails far more often than A. A shadow phase gives B no share: a fraction of the requests is copied to B,
- * whose answers the job counts under B's metrics and discards; it is judged the same way and then
- * leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
+ * {@link #failingEarly}) one that fails far more often than A. A shadow phase gives B no share: a
+ * fraction of the requests is copied to B, whose answers the job counts under B's metrics and
+ * discards; it is judged the same way and then leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
  *
  * <p>With a warm timeout ({@link RolloutSettings#warms}) a rollout begins in a warming phase, so
  * that B's first requests do not wait for its load: B gets neither a share nor copies; the first
@@ -306,11 +306,10 @@ public final class RolloutEngine {
         if (!(fit[0] > 0 && fit[1] > fit[0] * settings.latencyGuard())) {
             return false;
         }
-        rollBack(r, r.describe() + String.format(Locale.ROOT, " after %.1f s, before it was judged: %s is worse "
-                + "(latency guard): batch time at %d sample%s (latency fit) %s %.0f us > %s %.0f us x %.2f "
-                + "(coordinator.rollout.latency-guard; %s ran %.0f and %s %.0f batches in the step)", dwell / 1000.0,
-                bName, common, common == 1 ? "" : "s", bName, fit[1], r.from(), fit[0], settings.latencyGuard(),
-                r.from(), step.fromBatches(), bName, step.toBatches()), now);
+        rollBack(r, beforeJudged(r, dwell, bName, "latency guard") + String.format(Locale.ROOT, "batch time at %d "
+                + "sample%s (latency fit) %s %.0f us > %s %.0f us x %.2f (coordinator.rollout.latency-guard; %s ran "
+                + "%.0f and %s %.0f batches in the step)", common, common == 1 ? "" : "s", bName, fit[1], r.from(),
+                fit[0], settings.latencyGuard(), r.from(), step.fromBatches(), bName, step.toBatches()), now);
         return true;
     }
 
@@ -331,13 +330,20 @@ public final class RolloutEngine {
         if (!(p < level)) {
             return false;
         }
-        rollBack(r, r.describe() + String.format(Locale.ROOT, " after %.1f s, before it was judged: %s is worse "
-                + "(error rate, early): errors %s %.0f/%.0f (%.2f%%) vs %s %.0f/%.0f (%.2f%%): exact one-sided p = "
-                + "%.3g < %.3g (coordinator.rollout.early-significance)", dwell / 1000.0, bName, bName,
-                step.toErrors(), step.toResponses(), 100 * step.toErrors() / step.toResponses(), r.from(),
-                step.fromErrors(), step.fromResponses(),
-                step.fromResponses() > 0 ? 100 * step.fromErrors() / step.fromResponses() : 0.0, p, level), now);
+        rollBack(r, beforeJudged(r, dwell, bName, "error rate, early") + VersionComparison.errorCounts(r.from(),
+                bName, step.fromResponses(), step.fromErrors(), step.toResponses(), step.toErrors())
+                + String.format(Locale.ROOT, ": exact one-sided p = %.3g < %.3g "
+                        + "(coordinator.rollout.early-significance)", p, level), now);
         return true;
+    }
+
+    /**
+     * The start of a reason for a rollback before the step was judged:
+     * {@code ... after 4.0 s, before it was judged: 2 is worse (why): }.
+     */
+    private static String beforeJudged(Rollout r, long dwell, String bName, String why) {
+        return r.describe() + String.format(Locale.ROOT, " after %.1f s, before it was judged: %s is worse (%s): ",
+                dwell / 1000.0, bName, why);
     }
 
     /** Ends {@code r} ROLLED_BACK (100% A, B's UNLOAD where it was warmed) with {@code reason}'s decision. */

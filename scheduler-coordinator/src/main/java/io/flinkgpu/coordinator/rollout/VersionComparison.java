@@ -51,9 +51,8 @@ public final class VersionComparison {
         double p = upperTail(z);
         boolean errorsWorse = p < significance;
         List<String> parts = new ArrayList<>();
-        parts.add(String.format(Locale.ROOT,
-                "errors %s %.0f/%.0f (%.2f%%) vs %s %.0f/%.0f (%.2f%%): z = %.2f, one-sided p = %.3g %s %s",
-                b, eB, nB, 100 * eB / nB, a, eA, nA, 100 * eA / nA, z, p, errorsWorse ? "<" : ">=", fmt(significance)));
+        parts.add(errorCounts(a, b, nA, eA, nB, eB) + String.format(Locale.ROOT, ": z = %.2f, one-sided p = %.3g %s %s",
+                z, p, errorsWorse ? "<" : ">=", fmt(significance)));
         boolean latencyWorse = false;
         for (Latency l : latencies) {
             boolean hasA = Double.isFinite(l.a()) && l.a() > 0;
@@ -70,6 +69,12 @@ public final class VersionComparison {
             }
         }
         return new Verdict(errorsWorse || latencyWorse, errorsWorse, latencyWorse, z, p, String.join("; ", parts));
+    }
+
+    /** B's and A's errors of their answers, for a reason: {@code errors 2 4/100 (4.00%) vs 1 19/1900 (1.00%)}. */
+    static String errorCounts(String a, String b, double nA, double eA, double nB, double eB) {
+        return String.format(Locale.ROOT, "errors %s %.0f/%.0f (%.2f%%) vs %s %.0f/%.0f (%.2f%%)", b, eB, nB,
+                nB > 0 ? 100 * eB / nB : 0.0, a, eA, nA, nA > 0 ? 100 * eA / nA : 0.0);
     }
 
     /** The two-proportion z statistic (B minus A, pooled variance); 0 where the pooled rate is 0 or 1. */
