@@ -36,7 +36,8 @@ import java.util.regex.Pattern;
  * the whole dwell, and an early look at error rates ({@link RolloutSettings#earlySignificance},
  * {@link #failingEarly}) one that fails far more often than A. A shadow phase gives B no share: a
  * fraction of the requests is copied to B, whose answers the job counts under B's metrics and
- * discards; it is judged the same way and then leads into the canary steps or straight to DONE ({@link Rollout.AfterShadow}).
+ * discards; it is judged the same way and then leads into the canary steps or straight to DONE
+ * ({@link Rollout.AfterShadow}).
  *
  * <p>With a warm timeout ({@link RolloutSettings#warms}) a rollout begins in a warming phase, so
  * that B's first requests do not wait for its load: B gets neither a share nor copies; the first
