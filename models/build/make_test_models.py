@@ -200,6 +200,32 @@ def main():
             raise AssertionError(f"id {bad} should be out of range")
     print("  table =", table.tolist())
 
+    # ------------------------------------------------------------ slow-square
+    # Milliseconds of work per sample from a few bytes of model: x broadcast to an N x N matrix E
+    # (ones column @ x @ ones row), then E @ E, N^3 multiply-adds per sample; y = mean(E @ E) = N x^2.
+    # For tests of what a long batch does on the CPU (ExecutionThreadsTest).
+    n = 768
+    ones_col = np.ones((n, 1), dtype=np.float32)
+    ones_row = np.ones((1, n), dtype=np.float32)
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape3"], ["x3"]),
+        helper.make_node("MatMul", ["x3", "ones_row"], ["row"]),
+        helper.make_node("MatMul", ["ones_col", "row"], ["e"]),
+        helper.make_node("MatMul", ["e", "e"], ["ee"]),
+        helper.make_node("ReduceMean", ["ee"], ["mean"], axes=[1, 2], keepdims=0),
+        helper.make_node("Reshape", ["mean", "shape2"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(np.array([-1, 1, 1], dtype=np.int64), "shape3"),
+             numpy_helper.from_array(np.array([-1, 1], dtype=np.int64), "shape2"),
+             numpy_helper.from_array(ones_col, "ones_col"), numpy_helper.from_array(ones_row, "ones_row")]
+    m = make_model("slow-square", nodes, [vinfo("x", "FP32", [1])], [vinfo("y", "FP32", [1])], inits)
+    cfg = config("slow-square", [("x", "FP32", [1])], [("y", "FP32", [1])],
+                 f"Test model: y = mean(E @ E) = {n} x^2, E the {n}x{n} matrix of x; {n}^3 multiply-adds per "
+                 "sample (milliseconds on one core)")
+    m = save("slow-square", m, cfg)
+    xs = np.array([[0.5], [-2.0], [0.0]], dtype=np.float32)
+    check(m, {"x": xs}, {"y": (n * xs * xs).astype(np.float32)})
+
     print("all test models written and verified")
 
 

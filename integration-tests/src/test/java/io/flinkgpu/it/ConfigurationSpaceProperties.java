@@ -100,7 +100,10 @@ class ConfigurationSpaceProperties {
     record ModelSetup(Base base, int maxBatchSize, int priorityLevels, long defaultTimeoutMs, boolean ownBatching,
             int lowestLevelQueue) {}
 
-    /** The operator's generated settings. */
+    /**
+     * The operator's generated settings; {@code executionThreads} 0: unset (sized from the CPU), with
+     * the core kept for the task lent to any batch while the threads are busy.
+     */
     record OperatorSetup(int maxBatchSize, int queueDelayMs, int executionThreads, int parallelism,
             int isolatedCulprits, boolean tenantQuotas, long maxTensorElements) {}
 
@@ -113,7 +116,7 @@ class ConfigurationSpaceProperties {
                 Arbitraries.of(0, 2, 50)).as(ModelSetup::new);
         Arbitrary<List<ModelSetup>> models = model.list().ofMinSize(2).ofMaxSize(4).uniqueElements(ModelSetup::base);
         Arbitrary<OperatorSetup> operator = Combinators.combine(Arbitraries.of(1, 4, 32, 128), Arbitraries.of(0, 5),
-                Arbitraries.of(1, 2), Arbitraries.of(1, 2), Arbitraries.of(0, 2), Arbitraries.of(true, false),
+                Arbitraries.of(0, 1, 2), Arbitraries.of(1, 2), Arbitraries.of(0, 2), Arbitraries.of(true, false),
                 Arbitraries.of(200L, 16L * 1024 * 1024)).as(OperatorSetup::new);
         return Combinators.combine(models, operator, Arbitraries.longs()).as(Scenario::new);
     }
@@ -130,7 +133,11 @@ class ConfigurationSpaceProperties {
         Configuration config = TestJobs.config(kafka, prefix, 2, repo);
         config.set(GpuInferenceOptions.MAX_BATCH_SIZE, op.maxBatchSize());
         config.set(GpuInferenceOptions.MAX_QUEUE_DELAY, Duration.ofMillis(op.queueDelayMs()));
-        config.set(GpuInferenceOptions.EXECUTION_THREADS, op.executionThreads());
+        if (op.executionThreads() > 0) {
+            config.set(GpuInferenceOptions.EXECUTION_THREADS, op.executionThreads());
+        } else {
+            config.set(GpuInferenceOptions.RESERVED_CORE_MIN_SAMPLE_TIME, Duration.ZERO);
+        }
         config.set(GpuInferenceOptions.MAX_ISOLATED_CULPRITS, op.isolatedCulprits());
         config.set(GpuInferenceOptions.MAX_TENSOR_ELEMENTS, op.maxTensorElements());
         config.set(GpuInferenceOptions.MAX_REQUEST_SIZE, MemorySize.parse("512k"));

@@ -110,6 +110,21 @@ public final class QueueBoundReport {
         return out;
     }
 
+    /**
+     * The sessions the roofline entry of the same scenario and configuration counted (the core
+     * kept for the task included where the model's batches took it), where the run has one.
+     */
+    private static java.util.Optional<Integer> rooflineSessions(JsonNode result, Entry lowLoad) {
+        for (Entry r : entries(result, "goodput_vs_roofline")) {
+            if (r.config().equals(lowLoad.config())
+                    && r.scenario().path("name").asText().equals(lowLoad.scenario().path("name").asText())
+                    && r.target().path("ceiling_sessions").isInt()) {
+                return java.util.Optional.of(r.target().path("ceiling_sessions").asInt());
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
     /** The rows of one result.json's low-load entries whose configuration has a 10%-of-capacity point. */
     static List<LowLoadRow> lowLoadRows(JsonNode result) {
         Map<String, String> userOptions = runOptions(result);
@@ -124,7 +139,8 @@ public final class QueueBoundReport {
                 continue;
             }
             Map<String, String> options = strings(e.configNode().path("options"));
-            int sessions = simulated ? 1 : Targets.parallelSessions(options, userOptions, cores);
+            int sessions = simulated ? 1 : rooflineSessions(result, e).orElseGet(() ->
+                    Targets.parallelSessions(options, userOptions, cores));
             int maxBatch = Targets.maxBatch(options, userOptions);
             List<QueueBound.Group> groups = QueueBound.groups(ceiling(e.scenario()), shares(e.scenario()));
             double rate = low.path("offered").asDouble();

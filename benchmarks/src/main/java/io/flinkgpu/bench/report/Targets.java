@@ -101,9 +101,10 @@ public final class Targets {
                     double batch = r.sweep.atGoodput() == null ? Double.NaN : r.sweep.atGoodput().meanBatch();
                     // the ceiling is one session on one core; a job running k batches at once on the
                     // CPU can use up to k cores for inference, so its bound counts k ceilings
+                    double perSession = interpolate(s, Double.isNaN(batch) ? 1 : batch);
                     int sessions = simulatedGpu ? 1 : parallelSessions(r.config.options(), userOptions,
-                            Runtime.getRuntime().availableProcessors());
-                    double ceilingAt = sessions * interpolate(s, Double.isNaN(batch) ? 1 : batch);
+                            Runtime.getRuntime().availableProcessors(), (long) (1e9 / perSession));
+                    double ceilingAt = sessions * perSession;
                     Map<String, Object> roof = roofline(s, r, label, runId, batch, ceilingAt);
                     roof.put("ceiling_sessions", sessions);
                     sloBound(roof, s, sessions, maxBatch(r.config.options(), userOptions));
@@ -406,19 +407,29 @@ public final class Targets {
      * How many ONNX Runtime sessions a job configuration ran at once on the CPU: its
      * inference.execution-threads (its own options, else the run's -D options), else what the
      * operator sizes from the CPU device where it is unset ({@code cores} of the benchmark's one
-     * task slot less one, divided by the intra-op threads, at least 1); at most {@code cores}.
+     * task slot less one, divided by the intra-op threads, at least 1), and the core kept for the
+     * task too where the model's batches take at least the reserved core's threshold per sample
+     * ({@code perSampleNanos}, raw ONNX Runtime's at the job's batch size; see {@link
+     * io.flinkgpu.inference.operator.ExecutionSlots}); at most {@code cores}.
      */
-    static int parallelSessions(Map<String, String> options, Map<String, String> userOptions, int cores) {
+    static int parallelSessions(Map<String, String> options, Map<String, String> userOptions, int cores,
+            long perSampleNanos) {
         Map<String, String> merged = merged(options, userOptions);
         int threads;
         try {
-            threads = io.flinkgpu.inference.operator.InferenceSettings.fromConfiguration(
-                    org.apache.flink.configuration.Configuration.fromMap(merged))
-                    .executionThreads(io.flinkgpu.inference.device.DeviceKind.CPU, cores);
+            io.flinkgpu.inference.operator.ExecutionSlots slots = io.flinkgpu.inference.operator.InferenceSettings
+                    .fromConfiguration(org.apache.flink.configuration.Configuration.fromMap(merged))
+                    .executionSlots(io.flinkgpu.inference.device.DeviceKind.CPU, cores);
+            threads = slots.threads() + (perSampleNanos >= slots.minReservedSampleNanos() ? slots.reserved() : 0);
         } catch (RuntimeException e) {
             threads = 1; // options the job itself refuses: it did not run them
         }
         return Math.max(1, Math.min(threads, cores));
+    }
+
+    /** As {@link #parallelSessions(Map, Map, int, long)} for batches too short for the core kept for the task. */
+    static int parallelSessions(Map<String, String> options, Map<String, String> userOptions, int cores) {
+        return parallelSessions(options, userOptions, cores, 0);
     }
 
     /** CPU-microseconds per answered request at a configuration's goodput, split by thread (information). */

@@ -86,4 +86,22 @@ class RooflineTest {
         assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(key, "4"), 2)).isEqualTo(2);
         assertThat(Targets.parallelSessions(java.util.Map.of(key, "x"), java.util.Map.of(), 2)).isEqualTo(1);
     }
+
+    @Test
+    void aModelOfLongBatchesAlsoCountsTheCoreKeptForTheTask() {
+        long ms = 1_000_000;
+        // unset on 2 cores: one thread, and the core kept for the task for batches of at least 1 ms per sample
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 2, 5 * ms)).isEqualTo(2);
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 2, ms / 50)).isEqualTo(1);
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 4, 5 * ms)).isEqualTo(4);
+        // the threshold as configured; 0 ms: any batch
+        String threshold = "inference.execution-threads.reserved-core-min-sample-time";
+        assertThat(Targets.parallelSessions(java.util.Map.of(threshold, "10 ms"), java.util.Map.of(), 2, 5 * ms))
+                .isEqualTo(1);
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(threshold, "0 ms"), 2, 0)).isEqualTo(2);
+        // a set thread count is never lent the core; one core has none to lend
+        assertThat(Targets.parallelSessions(java.util.Map.of("inference.execution-threads", "1"), java.util.Map.of(), 2,
+                5 * ms)).isEqualTo(1);
+        assertThat(Targets.parallelSessions(java.util.Map.of(), java.util.Map.of(), 1, 5 * ms)).isEqualTo(1);
+    }
 }

@@ -184,12 +184,24 @@ public final class DynamicBatcher<T> {
 
     /** Cuts the most urgent ready batch, or returns null if no queue is ready yet. */
     public Batch<T> poll() {
+        return poll(0);
+    }
+
+    /**
+     * As {@link #poll()}, among the queues whose batch, as it would be cut now, takes at least
+     * {@code minSampleNanos} per sample by their latency model (a queue whose model has no data yet
+     * takes no time); 0: every queue.
+     */
+    public Batch<T> poll(long minSampleNanos) {
         long now = ticker.nanos();
         queue.expireAndAge(now);
         RequestQueue.Lane<T> best = null;
         Batch.CloseReason bestReason = null;
         long bestRun = 0;
         for (RequestQueue.Lane<T> lane : queue.lanes()) {
+            if (!runsAtLeast(lane, minSampleNanos)) {
+                continue;
+            }
             Batch.CloseReason reason = model(lane).cuts.readiness(lane, now);
             if (reason == null) {
                 continue;
@@ -203,6 +215,18 @@ public final class DynamicBatcher<T> {
             }
         }
         return best == null ? null : cut(best, bestReason, now);
+    }
+
+    /**
+     * Whether the lane's batch (what it holds now, at most its cap) takes at least {@code minSampleNanos}
+     * per sample by its latency model; always where that is 0, never before the model has data.
+     */
+    private boolean runsAtLeast(RequestQueue.Lane<T> lane, long minSampleNanos) {
+        if (minSampleNanos <= 0) {
+            return true;
+        }
+        long run = predictedRunNanos(lane);
+        return run > 0 && run >= minSampleNanos * Math.max(1, Math.min(lane.samples(), model(lane).sizes.cap()));
     }
 
     /** The lane's latency model's run time of the batch it holds now (at most its cap), 0 before the model has data. */
@@ -260,9 +284,21 @@ public final class DynamicBatcher<T> {
      * empty when nothing is queued. A queue that is already ready reports "now".
      */
     public OptionalLong nextReadyNanos() {
+        return nextReadyNanos(0);
+    }
+
+    /**
+     * As {@link #nextReadyNanos()} for the queues {@link #poll(long)} would cut with
+     * {@code minSampleNanos}; the others count only with their queued deadlines.
+     */
+    public OptionalLong nextReadyNanos(long minSampleNanos) {
         long now = ticker.nanos();
         long earliest = Long.MAX_VALUE;
         for (RequestQueue.Lane<T> lane : queue.lanes()) {
+            if (!runsAtLeast(lane, minSampleNanos)) {
+                earliest = Math.min(earliest, lane.earliestDeadlineNanos());
+                continue;
+            }
             CutPolicy cuts = model(lane).cuts;
             if (cuts.readiness(lane, now) != null) {
                 return OptionalLong.of(now);

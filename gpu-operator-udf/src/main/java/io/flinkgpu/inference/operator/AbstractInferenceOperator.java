@@ -90,7 +90,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     private transient DynamicBatcher<Pending<IN>> batcher;
     private transient ExecutorService executor;
     /** Batches executed at once: the option, or sized from the device when the subtask opens. */
-    private transient int executionThreads;
+    private transient ExecutionSlots slots;
     private transient Map<Long, Executing<IN>> executing;
     private transient long batchSequence;
     private transient long timerAtMillis;
@@ -115,8 +115,11 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         }
     }
 
-    /** A batch handed to an execution thread, with the latency model's prediction for it. */
-    private record Executing<I>(Batch<Pending<I>> batch, long predictedNanos) {}
+    /**
+     * A batch handed to an execution thread, with the latency model's prediction for it and whether
+     * it took the core kept for the task ({@link ExecutionSlots}).
+     */
+    private record Executing<I>(Batch<Pending<I>> batch, long predictedNanos, boolean onReservedCore) {}
 
     /**
      * What an execution thread hands back: a response per request, whether the batch ran in one
@@ -274,13 +277,15 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         timerAtMillis = Long.MAX_VALUE;
         AtomicInteger threadNumber = new AtomicInteger();
         String threadPrefix = "gpu-inference-" + subtask + "-";
-        executionThreads = settings.executionThreads(device.kind(), InferenceSettings.coresPerSlot(
+        slots = settings.executionSlots(device.kind(), InferenceSettings.coresPerSlot(
                 getContainingTask().getEnvironment().getTaskManagerInfo().getConfiguration()
                         .get(TaskManagerOptions.NUM_TASK_SLOTS)));
-        LOG.info("Subtask {} executes up to {} batches at once on {}{}", subtask, executionThreads, device.id(),
+        LOG.info("Subtask {} executes up to {} batches at once on {}{}{}", subtask, slots.threads(), device.id(),
                 settings.executionThreads() == InferenceSettings.THREADS_FROM_DEVICE
-                        ? " (" + GpuInferenceOptions.EXECUTION_THREADS.key() + " unset: sized from the device)" : "");
-        executor = Executors.newFixedThreadPool(executionThreads, r -> {
+                        ? " (" + GpuInferenceOptions.EXECUTION_THREADS.key() + " unset: sized from the device)" : "",
+                slots.reserved() == 0 ? "" : String.format(", and on the core kept for the task one more of at least "
+                        + "%.3f ms per sample while they are busy", slots.minReservedSampleNanos() / 1e6));
+        executor = Executors.newFixedThreadPool(slots.poolSize(), r -> {
             Thread t = new Thread(r, threadPrefix + threadNumber.incrementAndGet());
             t.setDaemon(true);
             return t;
@@ -288,7 +293,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         metrics = new InferenceMetrics(getMetricGroup(), batcher::queuedRequests, () -> executing.size(),
                 cache::loadedCount, InferenceMetrics.ModelGauges.of(batcher::queuedSamples, batcher::latencyModel,
                         batcher::batchCap, cache::isLoaded));
-        metrics.executionThreads(executionThreads);
+        metrics.executionThreads(slots.threads());
         loadTracker.set(metrics);
         String boardName = queueBoardName();
         if (boardName != null) {
@@ -429,22 +434,25 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         deadLetter(input, null, ErrorCode.INTERNAL, reason);
     }
 
-    /** Starts ready batches while execution threads are free; arms a timer for the next one. */
+    /**
+     * Starts ready batches while execution slots are free (the reserved core's only for long batches,
+     * {@link ExecutionSlots}); arms a timer for the next one.
+     */
     private void dispatch() {
-        while (executing.size() < executionThreads) {
-            Batch<Pending<IN>> batch = batcher.poll();
+        long minSample;
+        while ((minSample = slots.minSampleNanos(executing.size(), onReservedCore())) != ExecutionSlots.NONE) {
+            Batch<Pending<IN>> batch = batcher.poll(minSample);
             emitExpired();
             if (batch == null) {
                 break;
             }
-            submit(batch);
+            submit(batch, minSample > 0);
         }
-        boolean busy = executing.size() >= executionThreads;
-        if (busy) {
+        if (minSample == ExecutionSlots.NONE) {
             batcher.expire(); // no batch can start, but a request whose deadline passed is answered now
         }
         emitExpired();
-        armTimer(busy);
+        armTimer(minSample);
         if (queueSlot != null) {
             // a request waits for the batches executing to end, not for each of their requests
             queueSlot.publish(batcher.queuedRequests() + executing.size());
@@ -464,13 +472,17 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     }
 
     /**
-     * Arms a timer for the next time {@link #dispatch()} has something to do. While every execution
-     * thread is {@code busy}, a batch's completion dispatches again, so only a queued deadline
-     * needs one: a ready queue would otherwise re-arm a timer every millisecond until a thread is
-     * free, each one a wake-up of the timer thread and a mail to the mailbox that starts nothing.
+     * Arms a timer for the next time {@link #dispatch()} has something to do, where a batch must run
+     * {@code minSample} per sample to start ({@link ExecutionSlots#minSampleNanos}). While every
+     * execution slot is busy ({@link ExecutionSlots#NONE}), a batch's completion dispatches again, so
+     * only a queued deadline needs one: a ready queue would otherwise re-arm a timer every millisecond
+     * until a thread is free, each one a wake-up of the timer thread and a mail to the mailbox that
+     * starts nothing. For the same reason, while only the reserved core is free, only the queues
+     * that could take it count, and the others' deadlines.
      */
-    private void armTimer(boolean busy) {
-        OptionalLong next = busy ? batcher.nextDeadlineNanos() : batcher.nextReadyNanos();
+    private void armTimer(long minSample) {
+        OptionalLong next = minSample == ExecutionSlots.NONE ? batcher.nextDeadlineNanos()
+                : batcher.nextReadyNanos(minSample);
         if (next.isEmpty()) {
             return;
         }
@@ -487,9 +499,19 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         }
     }
 
-    private void submit(Batch<Pending<IN>> batch) {
+    /** The batches executing on the core kept for the task (at most {@link ExecutionSlots#reserved()}). */
+    private int onReservedCore() {
+        int n = 0;
+        for (Executing<IN> e : executing.values()) {
+            n += e.onReservedCore() ? 1 : 0;
+        }
+        return n;
+    }
+
+    private void submit(Batch<Pending<IN>> batch, boolean onReservedCore) {
         long seq = batchSequence++;
-        executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key()).predictNanos(batch.samples())));
+        executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key()).predictNanos(batch.samples()),
+                onReservedCore));
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
             LeasedBatch.Outcome outcome = execute(batch, dispatchedNanos);
@@ -580,7 +602,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         List<Batch<Pending<IN>>> rest = batcher.flush();
         emitExpired();
         for (Batch<Pending<IN>> batch : rest) {
-            submit(batch);
+            submit(batch, false);
         }
         while (!executing.isEmpty()) {
             mailbox.yield();

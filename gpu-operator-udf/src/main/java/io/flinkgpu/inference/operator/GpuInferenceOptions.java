@@ -69,10 +69,25 @@ public final class GpuInferenceOptions {
                     + "at least 1. Unset (default): sized from the subtask's device when it opens: on the CPU, the "
                     + "TaskManager's cores per task slot less one (kept for the task's own mailbox and Kafka "
                     + "threads), divided by inference.device.intra-op-threads, at least 1 (so 1 with 2 cores per "
-                    + "slot; set 2 there for models whose long batches would hold up short ones); on a CUDA "
+                    + "slot; the core kept also runs long batches while the threads are busy, see "
+                    + "inference.execution-threads.reserved-core-min-sample-time); on a CUDA "
                     + "or simulated GPU, 1 (one instance per GPU: while the device is busy the next batch grows in "
                     + "the queue). The SQL runtime, shared by a TaskManager's subtasks, counts "
                     + "the TaskManager's cores. The count in use is the operator's executionThreads gauge.");
+
+    public static final ConfigOption<Duration> RESERVED_CORE_MIN_SAMPLE_TIME = ConfigOptions
+            .key("inference.execution-threads.reserved-core-min-sample-time")
+            .durationType()
+            .defaultValue(Duration.ofMillis(1))
+            .withDescription("Where inference.execution-threads is unset on the CPU, the core kept for the task's "
+                    + "own threads also runs a batch while every execution thread is busy, if the batch takes at "
+                    + "least this long per sample by its model's latency model (what the batcher learns from the "
+                    + "batches run; a model that has run none does not qualify). Beside such a model the task's own "
+                    + "work per request, tens to hundreds of microseconds, is a small share of the core, which would "
+                    + "otherwise idle while long batches (a transformer encoder's milliseconds per sequence) hold up "
+                    + "the queue; fast models, whose batches cost microseconds per sample, leave it to the task. "
+                    + "0 ms: any batch may take it (as execution-threads one higher). Set execution-threads to "
+                    + "never lend it. The executionThreads gauge counts the threads without it.");
 
     public static final ConfigOption<String> DEVICE_TYPE = ConfigOptions.key("inference.device.type")
             .stringType()

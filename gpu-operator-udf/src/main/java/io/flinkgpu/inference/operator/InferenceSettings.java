@@ -24,6 +24,7 @@ public record InferenceSettings(
         BatchingConfig batching,
         BatchSizing batchSizing,
         int executionThreads,
+        Duration reservedCoreMinSampleTime,
         DeviceSettings device,
         ModelCacheSettings cache,
         Duration repositoryPollInterval,
@@ -39,6 +40,10 @@ public record InferenceSettings(
         if (executionThreads < THREADS_FROM_DEVICE) {
             throw new IllegalArgumentException("execution threads must be at least 1 (or unset), got "
                     + executionThreads);
+        }
+        if (reservedCoreMinSampleTime.isNegative()) {
+            throw new IllegalArgumentException(GpuInferenceOptions.RESERVED_CORE_MIN_SAMPLE_TIME.key()
+                    + " must not be negative, got " + reservedCoreMinSampleTime);
         }
     }
 
@@ -61,6 +66,20 @@ public record InferenceSettings(
     }
 
     /**
+     * The batches one runtime runs at once on {@code device} with {@code cores}: the {@link
+     * #executionThreads(DeviceKind, int)}, and where inference.execution-threads is unset on the CPU
+     * and a core is left beside them (at least the intra-op threads of a run), that core for batches
+     * of at least {@link #reservedCoreMinSampleTime()} per sample while the others are busy.
+     */
+    public ExecutionSlots executionSlots(DeviceKind kind, int cores) {
+        int threads = executionThreads(kind, cores);
+        int intraOp = device.intraOpThreads();
+        boolean lend = executionThreads == THREADS_FROM_DEVICE && kind == DeviceKind.CPU
+                && cores - threads * intraOp >= intraOp;
+        return new ExecutionSlots(threads, lend ? 1 : 0, lend ? reservedCoreMinSampleTime.toNanos() : 0);
+    }
+
+    /**
      * The cores one task slot of a TaskManager with {@code slots} slots may count on: the JVM's
      * processors divided by the slots, at least 1.
      */
@@ -79,6 +98,7 @@ public record InferenceSettings(
                 batching,
                 config.get(GpuInferenceOptions.BATCH_SIZING),
                 executionThreads(config),
+                config.get(GpuInferenceOptions.RESERVED_CORE_MIN_SAMPLE_TIME),
                 new DeviceSettings(
                         config.get(GpuInferenceOptions.DEVICE_TYPE),
                         config.get(GpuInferenceOptions.DEVICE_MEMORY).getBytes(),

@@ -12,6 +12,7 @@ import io.flinkgpu.inference.execution.Faults;
 import io.flinkgpu.inference.model.ModelId;
 import io.flinkgpu.inference.model.ModelRepository;
 import io.flinkgpu.inference.operator.InferenceSettings;
+import io.flinkgpu.inference.operator.ExecutionSlots;
 import io.flinkgpu.inference.protocol.ErrorCode;
 import io.flinkgpu.inference.protocol.InferenceError;
 import io.flinkgpu.inference.protocol.InferenceRequest;
@@ -91,12 +92,14 @@ public final class InferenceService {
     private final CopyOnWriteArrayList<ModelCache.Listener> cacheListeners = new CopyOnWriteArrayList<>();
     private final Object lock = new Object();
     private int executing;
+    /** Of the batches executing, those on the core kept for the tasks ({@link ExecutionSlots}). */
+    private int onReservedCore;
     private int references;
     private ScheduledFuture<?> armed;
     private long armedAtNanos = Long.MAX_VALUE;
     private long batchesRun;
     /** Batches executed at once: the option, or sized from the device. */
-    private final int executionThreads;
+    private final ExecutionSlots slots;
     private long timerWakeups;
 
     private record Pending(RequestAdmission.Admitted admitted, CompletableFuture<InferenceResponse> future,
@@ -133,12 +136,14 @@ public final class InferenceService {
         AtomicInteger threadNumber = new AtomicInteger();
         String prefix = "gpu-inference-shared-" + device.id() + "-";
         // shared by the TaskManager's subtasks on this device: it counts the TaskManager's cores
-        this.executionThreads = settings.executionThreads(device.kind(), InferenceSettings.coresPerSlot(1));
-        this.executor = Executors.newFixedThreadPool(executionThreads, r -> daemon(r,
+        this.slots = settings.executionSlots(device.kind(), InferenceSettings.coresPerSlot(1));
+        this.executor = Executors.newFixedThreadPool(slots.poolSize(), r -> daemon(r,
                 prefix + threadNumber.incrementAndGet()));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, prefix + "timer"));
-        LOG.info("Shared inference runtime on {} opened (first user: subtask {}), batching {}, {} execution threads",
-                device.id(), subtaskIndex, settings.batching(), executionThreads);
+        LOG.info("Shared inference runtime on {} opened (first user: subtask {}), batching {}, {} execution threads{}",
+                device.id(), subtaskIndex, settings.batching(), slots.threads(), slots.reserved() == 0 ? ""
+                        : String.format(", and on the core kept for the tasks one more batch of at least %.3f ms per "
+                                + "sample while they are busy", slots.minReservedSampleNanos() / 1e6));
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -331,22 +336,24 @@ public final class InferenceService {
      */
     private List<Runnable> dispatch() {
         List<Runnable> answers = new ArrayList<>();
-        while (executing < executionThreads) {
-            Batch<Pending> batch = batcher.poll();
+        long minSample;
+        while ((minSample = slots.minSampleNanos(executing, onReservedCore)) != ExecutionSlots.NONE) {
+            Batch<Pending> batch = batcher.poll(minSample);
             collectExpired(answers);
             if (batch == null) {
                 break;
             }
             executing++;
+            boolean reserved = minSample > 0;
+            onReservedCore += reserved ? 1 : 0;
             long dispatchedNanos = ticker.nanos();
-            executor.execute(() -> execute(batch, dispatchedNanos));
+            executor.execute(() -> execute(batch, dispatchedNanos, reserved));
         }
-        boolean busy = executing >= executionThreads;
-        if (busy) {
+        if (minSample == ExecutionSlots.NONE) {
             batcher.expire(); // no batch can start, but a request whose deadline passed is answered now
         }
         collectExpired(answers);
-        arm(busy);
+        arm(minSample);
         return answers;
     }
 
@@ -367,13 +374,16 @@ public final class InferenceService {
     }
 
     /**
-     * Arms the timer for the next time {@link #dispatch()} has something to do. While every execution
-     * thread is {@code busy}, a completion dispatches the next batch, so only a queued deadline needs
-     * the timer (its request is answered TIMEOUT at the deadline, not at the next completion): a timer
-     * for a ready queue would fire at once and find no free thread, again and again.
+     * Arms the timer for the next time {@link #dispatch()} has something to do, where a batch must run
+     * {@code minSample} per sample to start ({@link ExecutionSlots#minSampleNanos}). While every
+     * execution slot is busy ({@link ExecutionSlots#NONE}), a completion dispatches the next batch, so
+     * only a queued deadline needs the timer (its request is answered TIMEOUT at the deadline, not at
+     * the next completion): a timer for a ready queue would fire at once and find no free thread, again
+     * and again; while only the reserved core is free, only the queues that could take it count.
      */
-    private void arm(boolean busy) {
-        OptionalLong next = busy ? batcher.nextDeadlineNanos() : batcher.nextReadyNanos();
+    private void arm(long minSample) {
+        OptionalLong next = minSample == ExecutionSlots.NONE ? batcher.nextDeadlineNanos()
+                : batcher.nextReadyNanos(minSample);
         if (next.isEmpty()) {
             return;
         }
@@ -398,7 +408,7 @@ public final class InferenceService {
     }
 
     /** Runs on an execution thread; answers every request of the batch. */
-    private void execute(Batch<Pending> batch, long dispatchedNanos) {
+    private void execute(Batch<Pending> batch, long dispatchedNanos, boolean onReserved) {
         List<Pending> items = batch.items();
         int n = items.size();
         ModelRepository.ResolvedModel model = items.get(0).admitted().model();
@@ -407,6 +417,7 @@ public final class InferenceService {
         Throwable fatal = outcome.fatal();
         synchronized (lock) {
             executing--;
+            onReservedCore -= onReserved ? 1 : 0;
             batchesRun++;
             for (Pending p : items) {
                 admission.release(p.admitted());

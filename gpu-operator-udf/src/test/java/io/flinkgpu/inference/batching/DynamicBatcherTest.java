@@ -454,4 +454,39 @@ class DynamicBatcherTest {
             assertThat(b.queuedSamples(m)).isZero();
         }
     }
+
+    @Test
+    void aMinimumRunPerSampleCutsOnlyTheQueuesOfModelsThatLongAndNeverOneWithoutData() {
+        DynamicBatcher<String> b = batcher(config(4));
+        BatchKey slow = KEY;
+        BatchKey fast = new BatchKey(OTHER, "");
+        BatchKey unknown = new BatchKey(MODEL_V2, "");
+        b.recordBatch(slow, 1, 8_000_000); // 8 ms for one sample
+        b.recordBatch(slow, 4, 20_000_000); // 5 ms per sample at 4
+        b.recordBatch(fast, 1, 50_000);
+        b.add(fast, "f", 1);
+        b.add(unknown, "u", 1);
+        advance(DELAY_NANOS); // both ready
+        assertThat(b.nextReadyNanos(1_000_000)).as("only their deadlines count, and they have none").isEmpty();
+        assertThat(b.poll(1_000_000)).as("neither model runs 1 ms per sample").isNull();
+        for (int i = 0; i < 4; i++) {
+            b.add(slow, "s" + i, 1);
+        }
+        assertThat(b.nextReadyNanos(1_000_000)).isEqualTo(OptionalLong.of(now.get()));
+        Batch<String> batch = b.poll(1_000_000);
+        assertThat(batch.key()).isEqualTo(slow);
+        assertThat(batch.items()).containsExactly("s0", "s1", "s2", "s3");
+        // 5 ms per sample at the batch's size is below 6 ms
+        b.add(slow, "s4", 1);
+        b.add(slow, "s5", 1);
+        b.add(slow, "s6", 1);
+        b.add(slow, "s7", 1);
+        assertThat(b.poll(6_000_000)).isNull();
+        // 0: every queue, as poll()
+        List<String> rest = new ArrayList<>();
+        for (Batch<String> next = b.poll(0); next != null; next = b.poll(0)) {
+            rest.addAll(next.items());
+        }
+        assertThat(rest).containsExactlyInAnyOrder("f", "u", "s4", "s5", "s6", "s7");
+    }
 }

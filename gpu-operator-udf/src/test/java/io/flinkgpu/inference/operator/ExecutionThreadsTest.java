@@ -62,6 +62,45 @@ class ExecutionThreadsTest {
     }
 
     @Test
+    void unsetOnTheCpuTheCoreKeptForTheTaskTakesLongBatches() {
+        InferenceSettings unset = settings(Map.of());
+        ExecutionSlots two = unset.executionSlots(DeviceKind.CPU, 2);
+        assertThat(two).isEqualTo(new ExecutionSlots(1, 1, 1_000_000));
+        assertThat(two.poolSize()).isEqualTo(2);
+        assertThat(unset.executionSlots(DeviceKind.CPU, 4)).isEqualTo(new ExecutionSlots(3, 1, 1_000_000));
+        // nothing to lend: one core, or less than one run's intra-op threads left beside the threads
+        assertThat(unset.executionSlots(DeviceKind.CPU, 1)).isEqualTo(ExecutionSlots.of(1));
+        InferenceSettings twoIntraOp = settings(Map.of("inference.device.intra-op-threads", "2"));
+        assertThat(twoIntraOp.executionSlots(DeviceKind.CPU, 3)).isEqualTo(ExecutionSlots.of(1));
+        assertThat(twoIntraOp.executionSlots(DeviceKind.CPU, 4)).isEqualTo(new ExecutionSlots(1, 1, 1_000_000));
+        // a GPU, or a set count: never lent
+        assertThat(unset.executionSlots(DeviceKind.CUDA, 8)).isEqualTo(ExecutionSlots.of(1));
+        assertThat(unset.executionSlots(DeviceKind.SIMULATED, 8)).isEqualTo(ExecutionSlots.of(1));
+        assertThat(settings(Map.of("inference.execution-threads", "1")).executionSlots(DeviceKind.CPU, 8))
+                .isEqualTo(ExecutionSlots.of(1));
+        // the threshold as configured
+        String threshold = "inference.execution-threads.reserved-core-min-sample-time";
+        assertThat(settings(Map.of(threshold, "250 micro")).executionSlots(DeviceKind.CPU, 2))
+                .isEqualTo(new ExecutionSlots(1, 1, 250_000));
+        assertThatThrownBy(() -> settings(Map.of(threshold, "-1 ms")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(threshold);
+    }
+
+    @Test
+    void aBatchOnTheReservedCoreMustBeLongAndTheThreadsTakeAny() {
+        ExecutionSlots slots = new ExecutionSlots(2, 1, 5_000);
+        assertThat(slots.minSampleNanos(0, 0)).isZero();
+        assertThat(slots.minSampleNanos(1, 0)).isZero();
+        assertThat(slots.minSampleNanos(2, 0)).isEqualTo(5_000); // the threads busy: a long batch only
+        assertThat(slots.minSampleNanos(3, 1)).isEqualTo(ExecutionSlots.NONE);
+        // a long batch on the reserved core leaves the threads to any batch
+        assertThat(slots.minSampleNanos(1, 1)).isZero();
+        assertThat(slots.minSampleNanos(2, 1)).isZero();
+        assertThat(ExecutionSlots.of(1).minSampleNanos(1, 0)).isEqualTo(ExecutionSlots.NONE);
+        assertThatThrownBy(() -> new ExecutionSlots(0, 1, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aTaskSlotCountsItsShareOfTheCores() {
         int cores = Runtime.getRuntime().availableProcessors();
         assertThat(InferenceSettings.coresPerSlot(1)).isEqualTo(cores);
@@ -104,6 +143,61 @@ class ExecutionThreadsTest {
     private static InferenceRequest request(String id) {
         return new InferenceRequest(id, MODEL, null, List.of(Tensor.ofFloats("x", new long[] {1, 4}, 1, 2, 3, 4)),
                 RequestParameters.DEFAULTS);
+    }
+
+    /**
+     * Two requests of slow-square (768^3 multiply-adds, milliseconds on one core) that arrive
+     * together, on the CPU with execution-threads unset, after one request taught the batcher the
+     * model's run time; returns how much later the second started than the first, over the first's
+     * run time.
+     */
+    private double secondStartOverRunTime(String reservedCoreThreshold) throws Exception {
+        String model = "slow-square";
+        Path dir = Files.createDirectories(repo.resolve(model).resolve("1"));
+        Path source = Path.of("src/test/resources/models").resolve(model);
+        if (!Files.exists(dir.resolve("model.onnx"))) {
+            Files.copy(source.resolve("1/model.onnx"), dir.resolve("model.onnx"));
+            Files.copy(source.resolve("config.json"), repo.resolve(model).resolve("config.json"));
+        }
+        Configuration options = Configuration.fromMap(Map.of(
+                "inference.execution-threads.reserved-core-min-sample-time", reservedCoreThreshold));
+        GpuInference inference = GpuInference.builder().configuration(options).modelRepository(repo.toString())
+                .maxBatchSize(1).maxQueueDelay(Duration.ZERO).maxEnqueuedBatches(100).deviceType("cpu").build();
+        try (var h = new OneInputStreamOperatorTestHarness<>(new GpuInferenceOperatorFactory(inference.settings()),
+                InferenceTypes.REQUEST.createSerializer(null))) {
+            h.open();
+            h.processElement(new StreamRecord<>(slowSquare("warm", 1)));
+            Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= 1);
+            h.processElement(new StreamRecord<>(slowSquare("a", 2)));
+            h.processElement(new StreamRecord<>(slowSquare("b", 3)));
+            Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= 3);
+            List<InferenceResponse> out = h.extractOutputValues().subList(1, 3).stream()
+                    .sorted(Comparator.comparing(InferenceResponse::id)).toList();
+            assertThat(out).allSatisfy(r -> assertThat(r.isError()).as(r.id()).isFalse());
+            // y = 768 x^2: the model really ran
+            assertThat(out.get(1).outputs().get(0).asFloats()[0]).isEqualTo(768f * 9);
+            return (out.get(1).timings().queueMs() - out.get(0).timings().queueMs()) / out.get(0).timings().inferenceMs();
+        }
+    }
+
+    private static InferenceRequest slowSquare(String id, float x) {
+        return new InferenceRequest(id, "slow-square", null, List.of(Tensor.ofFloats("x", new long[] {1, 1}, x)),
+                RequestParameters.DEFAULTS);
+    }
+
+    @Test
+    void onTheCpuALongBatchTakesTheCoreKeptForTheTaskWhileTheThreadIsBusy() throws Exception {
+        int cores = Runtime.getRuntime().availableProcessors();
+        // 1 ms per sample (the default) is far below slow-square's run: "b" starts beside "a" where the
+        // machine has a core to lend, and after it where it has one core only
+        double lent = secondStartOverRunTime("1 ms");
+        if (cores >= 2) {
+            assertThat(lent).isLessThan(0.5);
+        } else {
+            assertThat(lent).isGreaterThan(0.5);
+        }
+        // a threshold slow-square's run does not reach: "b" waits for "a" on the one thread
+        assertThat(secondStartOverRunTime("1 h")).isGreaterThan(0.5);
     }
 
     @Test
