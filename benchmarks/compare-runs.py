@@ -65,6 +65,7 @@ def main():
                 continue
             a, b = statistics.median(firsts), statistics.median(seconds)
             lines.append(f"| {name} | {config} | {a:.0f} | {b:.0f} | " + ("-" if not a else f"{b / a:.2f}") + " |")
+    lines += attainment_table(runs, pairs)
     if len(pairs) >= 3:
         lines += cpu_table(runs, pairs)
     lines += job_cpu_table(runs, pairs)
@@ -93,6 +94,44 @@ def points(run, scenario, config):
         if p.get("mode") == "open" and p.get("throughput") and p.get("benchmarkCores") is not None:
             out.append((round(p["offered"]), p["benchmarkCores"] * 1e6 / p["throughput"]))
     return out
+
+
+def slo_points(run, scenario, config):
+    """offered rate -> [(SLO attainment, p99 ms)] of every open-loop sweep point of a configuration."""
+    out = {}
+    for p in result_points.sweep_points(config_of(run, scenario, config)):
+        if p.get("mode") == "open" and p.get("attainment") is not None and p.get("p99") is not None:
+            out.setdefault(round(p["offered"]), []).append((p["attainment"], p["p99"]))
+    return out
+
+
+def attainment_table(runs, pairs):
+    """SLO attainment and p99 at each offered rate, the first runs' points and the second runs' pooled
+    over the pairs: where a sweep's goodput turns on one point over the SLO (a few hundred requests per
+    point at tens of requests per second), the points at the rates both sides ran say more."""
+    rows = []
+    names = [s["name"] for s in runs[0][2]["scenarios"]]
+    for name in names:
+        configs = list(next(s for s in runs[0][2]["scenarios"] if s["name"] == name)["configs"].keys())
+        for config in configs:
+            firsts, seconds = {}, {}
+            for a, b in pairs:
+                for rate, v in slo_points(runs[a][2], name, config).items():
+                    firsts.setdefault(rate, []).extend(v)
+                for rate, v in slo_points(runs[b][2], name, config).items():
+                    seconds.setdefault(rate, []).extend(v)
+            for rate in sorted(set(firsts) & set(seconds)):
+                att = [statistics.median(x[0] for x in side[rate]) * 100 for side in (firsts, seconds)]
+                p99 = [statistics.median(x[1] for x in side[rate]) for side in (firsts, seconds)]
+                rows.append(f"| {name} | {config} | {rate} | {len(firsts[rate])} / {len(seconds[rate])} | "
+                            f"{att[0]:.1f}% | {att[1]:.1f}% | {p99[0]:.1f} | {p99[1]:.1f} |")
+    if not rows:
+        return []
+    return ["", "SLO attainment (share of requests answered without error within the SLO) and p99 (ms) at each "
+            "offered rate both sides measured, median over the sweep points of the first runs of the pairs and "
+            "over those of the second runs:", "", "| scenario | configuration | offered rate (req/s) | points, "
+            "first / second | attainment, first | attainment, second | p99, first | p99, second |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"] + rows
 
 
 def cpu_table(runs, pairs):

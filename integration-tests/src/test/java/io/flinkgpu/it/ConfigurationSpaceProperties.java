@@ -33,6 +33,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.jqwik.api.Arbitraries;
+import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
@@ -130,6 +131,8 @@ class ConfigurationSpaceProperties {
             writeModel(repo, m);
         }
         OperatorSetup op = scenario.operator();
+        Statistics.label("execution threads")
+                .collect(op.executionThreads() == 0 ? "unset, core lent" : op.executionThreads());
         Configuration config = TestJobs.config(kafka, prefix, 2, repo);
         config.set(GpuInferenceOptions.MAX_BATCH_SIZE, op.maxBatchSize());
         config.set(GpuInferenceOptions.MAX_QUEUE_DELAY, Duration.ofMillis(op.queueDelayMs()));

@@ -49,6 +49,51 @@ class InferenceServiceTest {
                 new RequestParameters(0, timeoutMs, null, 0, null));
     }
 
+    /**
+     * Two requests of slow-square (milliseconds of work on one core) submitted together to a CPU
+     * runtime with execution-threads unset, after one taught the batcher the model's run time; how
+     * much later the second started than the first, over the first's run time.
+     */
+    private static double secondStartOverRunTime(String reservedCoreThreshold) throws Exception {
+        Configuration c = Configuration.fromMap(java.util.Map.of(
+                GpuInferenceOptions.RESERVED_CORE_MIN_SAMPLE_TIME.key(), reservedCoreThreshold));
+        c.set(GpuInferenceOptions.MODEL_REPOSITORY, "src/test/resources/models");
+        c.set(GpuInferenceOptions.MAX_BATCH_SIZE, 1);
+        c.set(GpuInferenceOptions.MAX_QUEUE_DELAY, Duration.ZERO);
+        c.set(GpuInferenceOptions.DEVICE_TYPE, "cpu");
+        c.set(GpuInferenceOptions.REPOSITORY_POLL_INTERVAL, Duration.ZERO);
+        InferenceService service = InferenceService.acquire(InferenceSettings.fromConfiguration(c), 0);
+        try {
+            service.submit(slowSquare("warm", 1), InferenceService.Listener.NONE).get(30, TimeUnit.SECONDS);
+            CompletableFuture<InferenceResponse> a = service.submit(slowSquare("a", 2), InferenceService.Listener.NONE);
+            CompletableFuture<InferenceResponse> b = service.submit(slowSquare("b", 3), InferenceService.Listener.NONE);
+            InferenceResponse first = a.get(30, TimeUnit.SECONDS);
+            InferenceResponse second = b.get(30, TimeUnit.SECONDS);
+            assertThat(second.outputs().get(0).asFloats()).containsExactly(768f * 9);
+            return (second.timings().queueMs() - first.timings().queueMs()) / first.timings().inferenceMs();
+        } finally {
+            service.release();
+        }
+    }
+
+    private static InferenceRequest slowSquare(String id, float x) {
+        return new InferenceRequest(id, "slow-square", null, List.of(Tensor.ofFloats("x", new long[] {1, 1}, x)),
+                RequestParameters.DEFAULTS);
+    }
+
+    @Test
+    void onTheCpuALongBatchTakesTheCoreKeptForTheTasksWhileTheThreadIsBusy() throws Exception {
+        // as the operator: "b" starts beside "a" where the machine has a core to lend (2 or more)
+        double lent = secondStartOverRunTime("1 ms");
+        if (Runtime.getRuntime().availableProcessors() >= 2) {
+            assertThat(lent).isLessThan(0.5);
+        } else {
+            assertThat(lent).isGreaterThan(0.5);
+        }
+        assertThat(secondStartOverRunTime("1 h")).isGreaterThan(0.5);
+        assertThat(InferenceService.openRuntimes()).isZero();
+    }
+
     @Test
     void callersWithTheSameSettingsAndDeviceShareOneRuntimeUntilTheLastReleases() {
         InferenceSettings s = settings(8, Duration.ofMillis(2), 1, "1+0.1*b");
