@@ -446,7 +446,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             if (batch == null) {
                 break;
             }
-            submit(batch, minSample > 0);
+            submit(batch, slots.threadsBusy(executing.size(), onReservedCore()));
         }
         if (minSample == ExecutionSlots.NONE) {
             batcher.expire(); // no batch can start, but a request whose deadline passed is answered now

@@ -34,12 +34,20 @@ public record ExecutionSlots(int threads, int reserved, long minReservedSampleNa
      * What a batch must run per sample to start while {@code executing} batches run, {@code
      * onReserved} of them on the reserved core: 0 (any batch) while one of the threads is free,
      * the reserved core's threshold while only that core is, and {@link #NONE} when every slot is
-     * taken. A batch started at 0 holds a thread, one started at the threshold the reserved core.
+     * taken. A batch started while {@link #threadsBusy} holds the reserved core, any other a thread.
      */
     public long minSampleNanos(int executing, int onReserved) {
-        if (executing - onReserved < threads) {
+        if (!threadsBusy(executing, onReserved)) {
             return 0;
         }
         return onReserved < reserved ? minReservedSampleNanos : NONE;
+    }
+
+    /**
+     * Whether a batch that starts now while {@code executing} batches run, {@code onReserved} of
+     * them on the reserved core, takes the reserved core (every thread is busy) rather than a thread.
+     */
+    public boolean threadsBusy(int executing, int onReserved) {
+        return executing - onReserved >= threads;
     }
 }

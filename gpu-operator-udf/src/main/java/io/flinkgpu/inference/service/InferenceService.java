@@ -343,8 +343,8 @@ public final class InferenceService {
             if (batch == null) {
                 break;
             }
+            boolean reserved = slots.threadsBusy(executing, onReservedCore);
             executing++;
-            boolean reserved = minSample > 0;
             onReservedCore += reserved ? 1 : 0;
             long dispatchedNanos = ticker.nanos();
             executor.execute(() -> execute(batch, dispatchedNanos, reserved));

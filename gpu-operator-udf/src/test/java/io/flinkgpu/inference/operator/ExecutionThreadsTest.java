@@ -97,6 +97,12 @@ class ExecutionThreadsTest {
         assertThat(slots.minSampleNanos(1, 1)).isZero();
         assertThat(slots.minSampleNanos(2, 1)).isZero();
         assertThat(ExecutionSlots.of(1).minSampleNanos(1, 0)).isEqualTo(ExecutionSlots.NONE);
+        // a threshold of 0: any batch takes the reserved core, and it is still one core
+        ExecutionSlots any = new ExecutionSlots(1, 1, 0);
+        assertThat(any.minSampleNanos(1, 0)).isZero();
+        assertThat(any.threadsBusy(1, 0)).isTrue();
+        assertThat(any.minSampleNanos(2, 1)).isEqualTo(ExecutionSlots.NONE);
+        assertThat(any.threadsBusy(0, 0)).isFalse();
         assertThatThrownBy(() -> new ExecutionSlots(0, 1, 0)).isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -146,12 +152,12 @@ class ExecutionThreadsTest {
     }
 
     /**
-     * Two requests of slow-square (768^3 multiply-adds, milliseconds on one core) that arrive
+     * {@code n} requests of slow-square (768^3 multiply-adds, milliseconds on one core) that arrive
      * together, on the CPU with execution-threads unset, after one request taught the batcher the
-     * model's run time; returns how much later the second started than the first, over the first's
-     * run time.
+     * model's run time; returns how much later each after the first started than the first, over
+     * the first's run time.
      */
-    private double secondStartOverRunTime(String reservedCoreThreshold) throws Exception {
+    private double[] startsOverRunTime(String reservedCoreThreshold, int n) throws Exception {
         String model = "slow-square";
         Path dir = Files.createDirectories(repo.resolve(model).resolve("1"));
         Path source = Path.of("src/test/resources/models").resolve(model);
@@ -168,15 +174,21 @@ class ExecutionThreadsTest {
             h.open();
             h.processElement(new StreamRecord<>(slowSquare("warm", 1)));
             Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= 1);
-            h.processElement(new StreamRecord<>(slowSquare("a", 2)));
-            h.processElement(new StreamRecord<>(slowSquare("b", 3)));
-            Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= 3);
-            List<InferenceResponse> out = h.extractOutputValues().subList(1, 3).stream()
+            for (int i = 0; i < n; i++) {
+                h.processElement(new StreamRecord<>(slowSquare("r" + i, i + 2)));
+            }
+            Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= n + 1);
+            List<InferenceResponse> out = h.extractOutputValues().subList(1, n + 1).stream()
                     .sorted(Comparator.comparing(InferenceResponse::id)).toList();
             assertThat(out).allSatisfy(r -> assertThat(r.isError()).as(r.id()).isFalse());
             // y = 768 x^2: the model really ran
-            assertThat(out.get(1).outputs().get(0).asFloats()[0]).isEqualTo(768f * 9);
-            return (out.get(1).timings().queueMs() - out.get(0).timings().queueMs()) / out.get(0).timings().inferenceMs();
+            assertThat(out.get(n - 1).outputs().get(0).asFloats()[0]).isEqualTo(768f * (n + 1) * (n + 1));
+            double[] starts = new double[n - 1];
+            for (int i = 1; i < n; i++) {
+                starts[i - 1] = (out.get(i).timings().queueMs() - out.get(0).timings().queueMs())
+                        / out.get(0).timings().inferenceMs();
+            }
+            return starts;
         }
     }
 
@@ -187,17 +199,23 @@ class ExecutionThreadsTest {
 
     @Test
     void onTheCpuALongBatchTakesTheCoreKeptForTheTaskWhileTheThreadIsBusy() throws Exception {
-        int cores = Runtime.getRuntime().availableProcessors();
-        // 1 ms per sample (the default) is far below slow-square's run: "b" starts beside "a" where the
-        // machine has a core to lend, and after it where it has one core only
-        double lent = secondStartOverRunTime("1 ms");
-        if (cores >= 2) {
+        boolean lendable = Runtime.getRuntime().availableProcessors() >= 2;
+        // 1 ms per sample (the default) is far below slow-square's run: the second starts beside the
+        // first where the machine has a core to lend, and after it where it has one core only
+        double lent = startsOverRunTime("1 ms", 2)[0];
+        if (lendable) {
             assertThat(lent).isLessThan(0.5);
         } else {
             assertThat(lent).isGreaterThan(0.5);
         }
-        // a threshold slow-square's run does not reach: "b" waits for "a" on the one thread
-        assertThat(secondStartOverRunTime("1 h")).isGreaterThan(0.5);
+        // a threshold slow-square's run does not reach: the second waits for the first on the one thread
+        assertThat(startsOverRunTime("1 h", 2)[0]).isGreaterThan(0.5);
+        // 0: any batch may take the core, still one batch on it: of three, the third waits
+        double[] any = startsOverRunTime("0 ms", 3);
+        if (lendable) {
+            assertThat(any[0]).isLessThan(0.5);
+        }
+        assertThat(any[1]).isGreaterThan(0.5);
     }
 
     @Test

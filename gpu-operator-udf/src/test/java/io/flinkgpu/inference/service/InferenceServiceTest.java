@@ -50,11 +50,11 @@ class InferenceServiceTest {
     }
 
     /**
-     * Two requests of slow-square (milliseconds of work on one core) submitted together to a CPU
-     * runtime with execution-threads unset, after one taught the batcher the model's run time; how
-     * much later the second started than the first, over the first's run time.
+     * {@code n} requests of slow-square (milliseconds of work on one core) submitted together to a
+     * CPU runtime with execution-threads unset, after one taught the batcher the model's run time;
+     * how much later each after the first started than the first, over the first's run time.
      */
-    private static double secondStartOverRunTime(String reservedCoreThreshold) throws Exception {
+    private static double[] startsOverRunTime(String reservedCoreThreshold, int n) throws Exception {
         Configuration c = Configuration.fromMap(java.util.Map.of(
                 GpuInferenceOptions.RESERVED_CORE_MIN_SAMPLE_TIME.key(), reservedCoreThreshold));
         c.set(GpuInferenceOptions.MODEL_REPOSITORY, "src/test/resources/models");
@@ -65,12 +65,21 @@ class InferenceServiceTest {
         InferenceService service = InferenceService.acquire(InferenceSettings.fromConfiguration(c), 0);
         try {
             service.submit(slowSquare("warm", 1), InferenceService.Listener.NONE).get(30, TimeUnit.SECONDS);
-            CompletableFuture<InferenceResponse> a = service.submit(slowSquare("a", 2), InferenceService.Listener.NONE);
-            CompletableFuture<InferenceResponse> b = service.submit(slowSquare("b", 3), InferenceService.Listener.NONE);
-            InferenceResponse first = a.get(30, TimeUnit.SECONDS);
-            InferenceResponse second = b.get(30, TimeUnit.SECONDS);
-            assertThat(second.outputs().get(0).asFloats()).containsExactly(768f * 9);
-            return (second.timings().queueMs() - first.timings().queueMs()) / first.timings().inferenceMs();
+            List<CompletableFuture<InferenceResponse>> submitted = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                submitted.add(service.submit(slowSquare("r" + i, i + 2), InferenceService.Listener.NONE));
+            }
+            List<InferenceResponse> out = new ArrayList<>();
+            for (CompletableFuture<InferenceResponse> f : submitted) {
+                out.add(f.get(30, TimeUnit.SECONDS));
+            }
+            assertThat(out.get(n - 1).outputs().get(0).asFloats()).containsExactly(768f * (n + 1) * (n + 1));
+            double[] starts = new double[n - 1];
+            for (int i = 1; i < n; i++) {
+                starts[i - 1] = (out.get(i).timings().queueMs() - out.get(0).timings().queueMs())
+                        / out.get(0).timings().inferenceMs();
+            }
+            return starts;
         } finally {
             service.release();
         }
@@ -83,14 +92,21 @@ class InferenceServiceTest {
 
     @Test
     void onTheCpuALongBatchTakesTheCoreKeptForTheTasksWhileTheThreadIsBusy() throws Exception {
-        // as the operator: "b" starts beside "a" where the machine has a core to lend (2 or more)
-        double lent = secondStartOverRunTime("1 ms");
-        if (Runtime.getRuntime().availableProcessors() >= 2) {
+        // as the operator: the second starts beside the first where the machine has a core to lend (2 or more)
+        boolean lendable = Runtime.getRuntime().availableProcessors() >= 2;
+        double lent = startsOverRunTime("1 ms", 2)[0];
+        if (lendable) {
             assertThat(lent).isLessThan(0.5);
         } else {
             assertThat(lent).isGreaterThan(0.5);
         }
-        assertThat(secondStartOverRunTime("1 h")).isGreaterThan(0.5);
+        assertThat(startsOverRunTime("1 h", 2)[0]).isGreaterThan(0.5);
+        // 0: any batch may take the core, still one batch on it: of three, the third waits
+        double[] any = startsOverRunTime("0 ms", 3);
+        if (lendable) {
+            assertThat(any[0]).isLessThan(0.5);
+        }
+        assertThat(any[1]).isGreaterThan(0.5);
         assertThat(InferenceService.openRuntimes()).isZero();
     }
 
