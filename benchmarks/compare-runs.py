@@ -97,12 +97,26 @@ def points(run, scenario, config):
 
 
 def slo_points(run, scenario, config):
-    """offered rate -> [(SLO attainment, p99 ms)] of every open-loop sweep point of a configuration."""
-    out = {}
-    for p in result_points.sweep_points(config_of(run, scenario, config)):
-        if p.get("mode") == "open" and p.get("attainment") is not None and p.get("p99") is not None:
-            out.setdefault(round(p["offered"]), []).append((p["attainment"], p["p99"]))
-    return out
+    """(offered rate, (SLO attainment, p99 ms)) of every open-loop sweep point of a configuration."""
+    return [(round(p["offered"]), (p["attainment"], p["p99"]))
+            for p in result_points.sweep_points(config_of(run, scenario, config))
+            if p.get("mode") == "open" and p.get("attainment") is not None and p.get("p99") is not None]
+
+
+def pooled_by_rate(runs, pairs, read):
+    """For every scenario and configuration of the first run: offered rate -> the values read(run,
+    scenario, configuration) gives as (rate, value) over the first runs of the pairs, and the same over
+    the second runs."""
+    names = [s["name"] for s in runs[0][2]["scenarios"]]
+    for name in names:
+        configs = list(next(s for s in runs[0][2]["scenarios"] if s["name"] == name)["configs"].keys())
+        for config in configs:
+            firsts, seconds = {}, {}
+            for a, b in pairs:
+                for side, i in ((firsts, a), (seconds, b)):
+                    for rate, value in read(runs[i][2], name, config):
+                        side.setdefault(rate, []).append(value)
+            yield name, config, firsts, seconds
 
 
 def attainment_table(runs, pairs):
@@ -110,21 +124,12 @@ def attainment_table(runs, pairs):
     over the pairs: where a sweep's goodput turns on one point over the SLO (a few hundred requests per
     point at tens of requests per second), the points at the rates both sides ran say more."""
     rows = []
-    names = [s["name"] for s in runs[0][2]["scenarios"]]
-    for name in names:
-        configs = list(next(s for s in runs[0][2]["scenarios"] if s["name"] == name)["configs"].keys())
-        for config in configs:
-            firsts, seconds = {}, {}
-            for a, b in pairs:
-                for rate, v in slo_points(runs[a][2], name, config).items():
-                    firsts.setdefault(rate, []).extend(v)
-                for rate, v in slo_points(runs[b][2], name, config).items():
-                    seconds.setdefault(rate, []).extend(v)
-            for rate in sorted(set(firsts) & set(seconds)):
-                att = [statistics.median(x[0] for x in side[rate]) * 100 for side in (firsts, seconds)]
-                p99 = [statistics.median(x[1] for x in side[rate]) for side in (firsts, seconds)]
-                rows.append(f"| {name} | {config} | {rate} | {len(firsts[rate])} / {len(seconds[rate])} | "
-                            f"{att[0]:.1f}% | {att[1]:.1f}% | {p99[0]:.1f} | {p99[1]:.1f} |")
+    for name, config, firsts, seconds in pooled_by_rate(runs, pairs, slo_points):
+        for rate in sorted(set(firsts) & set(seconds)):
+            att = [statistics.median(x[0] for x in side[rate]) * 100 for side in (firsts, seconds)]
+            p99 = [statistics.median(x[1] for x in side[rate]) for side in (firsts, seconds)]
+            rows.append(f"| {name} | {config} | {rate} | {len(firsts[rate])} / {len(seconds[rate])} | "
+                        f"{att[0]:.1f}% | {att[1]:.1f}% | {p99[0]:.1f} | {p99[1]:.1f} |")
     if not rows:
         return []
     return ["", "SLO attainment (share of requests answered without error within the SLO) and p99 (ms) at each "
@@ -142,24 +147,15 @@ def cpu_table(runs, pairs):
              "first and the second runs of the pairs measured:", "",
              "| scenario | configuration | offered rate (req/s) | points, first / second | CPU us/request, first "
              "| CPU us/request, second | second / first |", "|---|---|---:|---:|---:|---:|---:|"]
-    names = [s["name"] for s in runs[0][2]["scenarios"]]
-    for name in names:
-        configs = list(next(s for s in runs[0][2]["scenarios"] if s["name"] == name)["configs"].keys())
-        for config in configs:
-            firsts, seconds = {}, {}
-            for a, b in pairs:
-                for rate, us in points(runs[a][2], name, config):
-                    firsts.setdefault(rate, []).append(us)
-                for rate, us in points(runs[b][2], name, config):
-                    seconds.setdefault(rate, []).append(us)
-            ratios = []
-            for rate in sorted(set(firsts) & set(seconds)):
-                a, b = statistics.median(firsts[rate]), statistics.median(seconds[rate])
-                ratios.append(b / a)
-                lines.append(f"| {name} | {config} | {rate} | {len(firsts[rate])} / {len(seconds[rate])} | "
-                             f"{a:.0f} | {b:.0f} | {b / a:.2f} |")
-            if ratios:
-                lines.append(f"| {name} | {config} | median over rates | | | | **{statistics.median(ratios):.2f}** |")
+    for name, config, firsts, seconds in pooled_by_rate(runs, pairs, points):
+        ratios = []
+        for rate in sorted(set(firsts) & set(seconds)):
+            a, b = statistics.median(firsts[rate]), statistics.median(seconds[rate])
+            ratios.append(b / a)
+            lines.append(f"| {name} | {config} | {rate} | {len(firsts[rate])} / {len(seconds[rate])} | "
+                         f"{a:.0f} | {b:.0f} | {b / a:.2f} |")
+        if ratios:
+            lines.append(f"| {name} | {config} | median over rates | | | | **{statistics.median(ratios):.2f}** |")
     return lines
 
 

@@ -199,23 +199,7 @@ class ExecutionThreadsTest {
 
     @Test
     void onTheCpuALongBatchTakesTheCoreKeptForTheTaskWhileTheThreadIsBusy() throws Exception {
-        boolean lendable = Runtime.getRuntime().availableProcessors() >= 2;
-        // 1 ms per sample (the default) is far below slow-square's run: the second starts beside the
-        // first where the machine has a core to lend, and after it where it has one core only
-        double lent = startsOverRunTime("1 ms", 2)[0];
-        if (lendable) {
-            assertThat(lent).isLessThan(0.5);
-        } else {
-            assertThat(lent).isGreaterThan(0.5);
-        }
-        // a threshold slow-square's run does not reach: the second waits for the first on the one thread
-        assertThat(startsOverRunTime("1 h", 2)[0]).isGreaterThan(0.5);
-        // 0: any batch may take the core, still one batch on it: of three, the third waits
-        double[] any = startsOverRunTime("0 ms", 3);
-        if (lendable) {
-            assertThat(any[0]).isLessThan(0.5);
-        }
-        assertThat(any[1]).isGreaterThan(0.5);
+        LentCoreChecks.check(this::startsOverRunTime);
     }
 
     @Test
