@@ -65,30 +65,19 @@ class InferenceServiceTest {
         c.set(GpuInferenceOptions.REPOSITORY_POLL_INTERVAL, Duration.ZERO);
         InferenceService service = InferenceService.acquire(InferenceSettings.fromConfiguration(c), 0);
         try {
-            service.submit(slowSquare("warm", 1), InferenceService.Listener.NONE).get(30, TimeUnit.SECONDS);
+            service.submit(LentCoreChecks.request("warm", 1), InferenceService.Listener.NONE).get(30, TimeUnit.SECONDS);
             List<CompletableFuture<InferenceResponse>> submitted = new ArrayList<>();
             for (int i = 0; i < n; i++) {
-                submitted.add(service.submit(slowSquare("r" + i, i + 2), InferenceService.Listener.NONE));
+                submitted.add(service.submit(LentCoreChecks.request("r" + i, i + 2), InferenceService.Listener.NONE));
             }
             List<InferenceResponse> out = new ArrayList<>();
             for (CompletableFuture<InferenceResponse> f : submitted) {
                 out.add(f.get(30, TimeUnit.SECONDS));
             }
-            assertThat(out.get(n - 1).outputs().get(0).asFloats()).containsExactly(768f * (n + 1) * (n + 1));
-            double[] starts = new double[n - 1];
-            for (int i = 1; i < n; i++) {
-                starts[i - 1] = (out.get(i).timings().queueMs() - out.get(0).timings().queueMs())
-                        / out.get(0).timings().inferenceMs();
-            }
-            return starts;
+            return LentCoreChecks.starts(out);
         } finally {
             service.release();
         }
-    }
-
-    private static InferenceRequest slowSquare(String id, float x) {
-        return new InferenceRequest(id, "slow-square", null, List.of(Tensor.ofFloats("x", new long[] {1, 1}, x)),
-                RequestParameters.DEFAULTS);
     }
 
     @Test
