@@ -261,7 +261,7 @@ public final class Report {
             m.put("memory_bytes", null);
         }
         m.put("max_heap_bytes", Runtime.getRuntime().maxMemory());
-        m.put("cpu", cpuModel());
+        m.putAll(cpuInfo());
         m.put("java_version", System.getProperty("java.version"));
         m.put("java_vendor", System.getProperty("java.vendor"));
         m.put("jvm_args", ManagementFactory.getRuntimeMXBean().getInputArguments());
@@ -270,17 +270,70 @@ public final class Report {
         return m;
     }
 
-    private static String cpuModel() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
-                if (line.startsWith("model name")) {
-                    return line.substring(line.indexOf(':') + 1).trim();
-                }
+    /**
+     * The vector instruction sets that ONNX Runtime's CPU kernels choose among, in the order a
+     * machine block lists those it has: two hosts with the same model name ("AMD EPYC") but
+     * different sets run the same model at different speeds.
+     */
+    static final List<String> VECTOR_FLAGS = List.of("sse4_2", "avx", "avx2", "fma", "avx_vnni", "avx512f",
+            "avx512bw", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8");
+
+    /**
+     * From /proc/cpuinfo's lines: {@code cpu} (the first processor's model name, "unknown" where
+     * none), {@code cpu_mhz} (its clock as the kernel reports it, null where none) and {@code
+     * cpu_vector_flags} (of {@link #VECTOR_FLAGS}, those its flags name).
+     */
+    static Map<String, Object> cpuInfo(List<String> cpuinfo) {
+        String model = "unknown";
+        Double mhz = null;
+        List<String> vector = new ArrayList<>();
+        boolean flagsSeen = false;
+        for (String line : cpuinfo) {
+            int colon = line.indexOf(':');
+            if (colon < 0) {
+                continue;
             }
-        } catch (IOException e) {
-            // not Linux
+            String key = line.substring(0, colon).trim();
+            String value = line.substring(colon + 1).trim();
+            if (key.equals("model name") && model.equals("unknown")) {
+                model = value;
+            } else if (key.equals("cpu MHz") && mhz == null) {
+                try {
+                    mhz = Double.parseDouble(value);
+                } catch (NumberFormatException e) {
+                    // left out
+                }
+            } else if (key.equals("flags") && !flagsSeen) {
+                flagsSeen = true;
+                Set<String> flags = new HashSet<>(List.of(value.split("\\s+")));
+                VECTOR_FLAGS.stream().filter(flags::contains).forEach(vector::add);
+            }
         }
-        return "unknown";
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("cpu", model);
+        m.put("cpu_mhz", mhz);
+        m.put("cpu_vector_flags", vector);
+        return m;
+    }
+
+    /** The machine block's CPU for a report: model, clock and vector instruction sets where recorded. */
+    static String cpuLine(Map<String, Object> machine) {
+        StringBuilder line = new StringBuilder(String.valueOf(machine.get("cpu")));
+        if (machine.get("cpu_mhz") instanceof Number mhz) {
+            line.append(", ").append(Math.round(mhz.doubleValue())).append(" MHz");
+        }
+        if (machine.get("cpu_vector_flags") instanceof List<?> flags && !flags.isEmpty()) {
+            line.append(", ").append(flags.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(" ")));
+        }
+        return line.toString();
+    }
+
+    private static Map<String, Object> cpuInfo() {
+        try {
+            return cpuInfo(Files.readAllLines(Path.of("/proc/cpuinfo")));
+        } catch (IOException e) {
+            return cpuInfo(List.of()); // not Linux
+        }
     }
 
     static Map<String, Object> versions() {
@@ -379,7 +432,7 @@ public final class Report {
         Map<String, Object> machine = (Map<String, Object>) doc.get("machine");
         md.append("# Benchmark run ").append(doc.get("run_id")).append(" (").append(doc.get("mode")).append(" mode)\n\n");
         md.append("Reproduce: `").append(doc.get("reproduce")).append("`\n\n");
-        md.append("Machine: ").append(machine.get("nproc")).append(" CPUs (").append(machine.get("cpu")).append("), ")
+        md.append("Machine: ").append(machine.get("nproc")).append(" CPUs (").append(cpuLine(machine)).append("), ")
                 .append(f(((Number) machine.get("memory_bytes")).doubleValue() / (1L << 30), 1)).append(" GiB, Java ")
                 .append(machine.get("java_version")).append(", ").append(machine.get("os")).append(". Versions: ")
                 .append(doc.get("versions")).append(". Everything (Kafka broker, Flink MiniCluster, load generator) "

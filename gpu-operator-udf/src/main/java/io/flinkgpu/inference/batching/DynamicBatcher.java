@@ -199,15 +199,18 @@ public final class DynamicBatcher<T> {
         Batch.CloseReason bestReason = null;
         long bestRun = 0;
         for (RequestQueue.Lane<T> lane : queue.lanes()) {
-            if (!runsAtLeast(lane, minSampleNanos)) {
+            // one prediction per lane at most, only where the threshold or a deadline asks for it (-1: none yet)
+            long predicted = minSampleNanos > 0 ? predictedRunNanos(lane) : -1;
+            if (predicted >= 0 && !runsAtLeast(lane, predicted, minSampleNanos)) {
                 continue;
             }
             Batch.CloseReason reason = model(lane).cuts.readiness(lane, now);
             if (reason == null) {
                 continue;
             }
-            // the predicted run only orders lanes with deadlines: none is computed for the others
-            long run = lane.earliestDeadlineNanos() == Long.MAX_VALUE ? 0 : predictedRunNanos(lane);
+            // the predicted run only orders lanes with deadlines
+            long run = lane.earliestDeadlineNanos() == Long.MAX_VALUE ? 0
+                    : predicted >= 0 ? predicted : predictedRunNanos(lane);
             if (best == null || lane.moreUrgentThan(best, run, bestRun, now)) {
                 best = lane;
                 bestReason = reason;
@@ -222,11 +225,13 @@ public final class DynamicBatcher<T> {
      * per sample by its latency model; always where that is 0, never before the model has data.
      */
     private boolean runsAtLeast(RequestQueue.Lane<T> lane, long minSampleNanos) {
-        if (minSampleNanos <= 0) {
-            return true;
-        }
-        long run = predictedRunNanos(lane);
-        return run > 0 && run >= minSampleNanos * Math.max(1, Math.min(lane.samples(), model(lane).sizes.cap()));
+        return minSampleNanos <= 0 || runsAtLeast(lane, predictedRunNanos(lane), minSampleNanos);
+    }
+
+    /** As {@link #runsAtLeast(RequestQueue.Lane, long)} with the lane's {@link #predictedRunNanos} given. */
+    private boolean runsAtLeast(RequestQueue.Lane<T> lane, long predictedRunNanos, long minSampleNanos) {
+        return predictedRunNanos > 0
+                && predictedRunNanos >= minSampleNanos * Math.max(1, Math.min(lane.samples(), model(lane).sizes.cap()));
     }
 
     /** The lane's latency model's run time of the batch it holds now (at most its cap), 0 before the model has data. */

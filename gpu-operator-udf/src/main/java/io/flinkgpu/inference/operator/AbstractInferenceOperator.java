@@ -92,6 +92,8 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
     /** Batches executed at once: the option, or sized from the device when the subtask opens. */
     private transient ExecutionSlots slots;
     private transient Map<Long, Executing<IN>> executing;
+    /** Of {@link #executing}, the batches on the core kept for the task (at most {@link ExecutionSlots#reserved()}). */
+    private transient int onReservedCore;
     private transient long batchSequence;
     private transient long timerAtMillis;
     private transient ListState<IN> pendingState;
@@ -440,13 +442,13 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
      */
     private void dispatch() {
         long minSample;
-        while ((minSample = slots.minSampleNanos(executing.size(), onReservedCore())) != ExecutionSlots.NONE) {
+        while ((minSample = slots.minSampleNanos(executing.size(), onReservedCore)) != ExecutionSlots.NONE) {
             Batch<Pending<IN>> batch = batcher.poll(minSample);
             emitExpired();
             if (batch == null) {
                 break;
             }
-            submit(batch, slots.threadsBusy(executing.size(), onReservedCore()));
+            submit(batch, slots.threadsBusy(executing.size(), onReservedCore));
         }
         if (minSample == ExecutionSlots.NONE) {
             batcher.expire(); // no batch can start, but a request whose deadline passed is answered now
@@ -499,19 +501,14 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
         }
     }
 
-    /** The batches executing on the core kept for the task (at most {@link ExecutionSlots#reserved()}). */
-    private int onReservedCore() {
-        int n = 0;
-        for (Executing<IN> e : executing.values()) {
-            n += e.onReservedCore() ? 1 : 0;
-        }
-        return n;
-    }
-
-    private void submit(Batch<Pending<IN>> batch, boolean onReservedCore) {
+    private void submit(Batch<Pending<IN>> batch, boolean takesReservedCore) {
         long seq = batchSequence++;
         executing.put(seq, new Executing<>(batch, batcher.latencyModel(batch.key()).predictNanos(batch.samples()),
-                onReservedCore));
+                takesReservedCore));
+        if (takesReservedCore) {
+            onReservedCore++;
+            metrics.reservedCoreBatch();
+        }
         long dispatchedNanos = ticker.nanos();
         executor.execute(() -> {
             LeasedBatch.Outcome outcome = execute(batch, dispatchedNanos);
@@ -531,6 +528,7 @@ public abstract class AbstractInferenceOperator<IN, OUT> extends AbstractStreamO
             throw new Exception("inference failed for a reason no request caused", outcome.fatal());
         }
         Executing<IN> done = executing.remove(seq);
+        onReservedCore -= done.onReservedCore() ? 1 : 0;
         ModelId id = batch.key().model();
         List<InferenceResponse> responses = outcome.responses();
         if (!responses.isEmpty()) {

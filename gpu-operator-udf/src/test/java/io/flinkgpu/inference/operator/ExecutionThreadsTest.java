@@ -158,6 +158,11 @@ class ExecutionThreadsTest {
      * the first's run time.
      */
     private double[] startsOverRunTime(String reservedCoreThreshold, int n) throws Exception {
+        return startsOverRunTime(reservedCoreThreshold, n, null);
+    }
+
+    /** As {@link #startsOverRunTime(String, int)}, the operator's metrics recorded in {@code metrics} (null: not). */
+    private double[] startsOverRunTime(String reservedCoreThreshold, int n, RecordedMetrics metrics) throws Exception {
         String model = "slow-square";
         Path dir = Files.createDirectories(repo.resolve(model).resolve("1"));
         Path source = Path.of("src/test/resources/models").resolve(model);
@@ -169,8 +174,10 @@ class ExecutionThreadsTest {
                 "inference.execution-threads.reserved-core-min-sample-time", reservedCoreThreshold));
         GpuInference inference = GpuInference.builder().configuration(options).modelRepository(repo.toString())
                 .maxBatchSize(1).maxQueueDelay(Duration.ZERO).maxEnqueuedBatches(100).deviceType("cpu").build();
-        try (var h = new OneInputStreamOperatorTestHarness<>(new GpuInferenceOperatorFactory(inference.settings()),
-                InferenceTypes.REQUEST.createSerializer(null))) {
+        var factory = new GpuInferenceOperatorFactory(inference.settings());
+        var serializer = InferenceTypes.REQUEST.createSerializer(null);
+        try (var h = metrics == null ? new OneInputStreamOperatorTestHarness<>(factory, serializer)
+                : new OneInputStreamOperatorTestHarness<>(factory, serializer, metrics.environment("GPU inference"))) {
             h.open();
             h.processElement(new StreamRecord<>(LentCoreChecks.request("warm", 1)));
             Mailboxes.runUntil(h, () -> h.extractOutputValues().size() >= 1);
@@ -186,6 +193,19 @@ class ExecutionThreadsTest {
     @Test
     void onTheCpuALongBatchTakesTheCoreKeptForTheTaskWhileTheThreadIsBusy() throws Exception {
         LentCoreChecks.check(this::startsOverRunTime);
+    }
+
+    @Test
+    void theBatchesOnTheCoreKeptForTheTaskAreCounted() throws Exception {
+        // the second request arrives while the first runs (completions wait in the harness's mailbox):
+        // with a core to lend it starts there, and the counter says so; with the threshold out of reach it waits
+        RecordedMetrics lent = new RecordedMetrics();
+        startsOverRunTime("1 ms", 2, lent);
+        assertThat(lent.count("gpu_inference.reservedCoreBatches"))
+                .isEqualTo(Runtime.getRuntime().availableProcessors() >= 2 ? 1L : 0L);
+        RecordedMetrics kept = new RecordedMetrics();
+        startsOverRunTime("1 h", 2, kept);
+        assertThat(kept.count("gpu_inference.reservedCoreBatches")).isZero();
     }
 
     @Test

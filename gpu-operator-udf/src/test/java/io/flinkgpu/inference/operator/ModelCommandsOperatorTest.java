@@ -18,19 +18,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.metrics.Gauge;
-import org.apache.flink.metrics.Metric;
-import org.apache.flink.runtime.clusterframework.types.ResourceID;
-import org.apache.flink.runtime.executiongraph.ExecutionAttemptID;
-import org.apache.flink.runtime.metrics.groups.TaskManagerMetricGroup;
-import org.apache.flink.runtime.metrics.groups.TaskMetricGroup;
-import org.apache.flink.runtime.metrics.util.TestingMetricRegistry;
-import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
@@ -59,42 +48,32 @@ class ModelCommandsOperatorTest {
 
     /** One subtask (index 0) of the two-input operator, created by its factory as Flink does. */
     static final class Harness extends AbstractStreamOperatorTestHarness<InferenceResponse> {
-        /** Metric identifier -> metric, where the harness registers its operator's metrics (else empty). */
-        final Map<String, Metric> metrics;
+        /** Where the harness records its operator's metrics (null: nowhere). */
+        final RecordedMetrics metrics;
 
         Harness(GpuInference g) throws Exception {
-            this(g, null);
+            this(g, (String) null);
         }
 
         /** A subtask publishing on the queue board {@code queueBoard} (null: none). */
         Harness(GpuInference g, String queueBoard) throws Exception {
             super(new ControlledGpuInferenceOperatorFactory(g.settings(), queueBoard), 1, 1, 0);
-            metrics = Map.of();
+            metrics = null;
         }
 
-        private Harness(GpuInference g, Map<String, Metric> metrics, TaskMetricGroup group) throws Exception {
-            super(new ControlledGpuInferenceOperatorFactory(g.settings()), new MockEnvironmentBuilder()
-                    .setTaskName("GPU inference").setMaxParallelism(1).setParallelism(1).setSubtaskIndex(0)
-                    .setMetricGroup(group).build());
+        private Harness(GpuInference g, RecordedMetrics metrics) throws Exception {
+            super(new ControlledGpuInferenceOperatorFactory(g.settings()), metrics.environment("GPU inference"));
             this.metrics = metrics;
         }
 
         /** A harness whose operator metrics the test can read. */
         static Harness withMetrics(GpuInference g) throws Exception {
-            Map<String, Metric> metrics = new ConcurrentHashMap<>();
-            TestingMetricRegistry registry = TestingMetricRegistry.builder().setDelimiter('.')
-                    .setRegisterConsumer((metric, name, group) -> metrics.put(group.getMetricIdentifier(name), metric))
-                    .build();
-            TaskMetricGroup task = TaskManagerMetricGroup.createTaskManagerMetricGroup(registry, "host",
-                            ResourceID.generate())
-                    .addJob(new JobID(), "job").addTask(ExecutionAttemptID.randomId(), "GPU inference");
-            return new Harness(g, metrics, task);
+            return new Harness(g, new RecordedMetrics());
         }
 
         /** The value of the gauge whose identifier ends with {@code suffix}, or null while there is none. */
         Number gauge(String suffix) {
-            return metrics.entrySet().stream().filter(e -> e.getKey().endsWith(suffix))
-                    .map(e -> (Number) ((Gauge<?>) e.getValue()).getValue()).findFirst().orElse(null);
+            return metrics.gauge(suffix);
         }
 
         ControlledGpuInferenceOperator op() {

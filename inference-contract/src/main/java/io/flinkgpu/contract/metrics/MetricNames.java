@@ -39,6 +39,8 @@ public final class MetricNames {
     public static final String IN_FLIGHT_BATCHES = "inFlightBatches";
     /** Batches a subtask executes at once (inference.execution-threads, or the count sized from its device). */
     public static final String EXECUTION_THREADS = "executionThreads";
+    /** Batches a subtask started on the core kept for the task while its execution threads were busy. */
+    public static final String RESERVED_CORE_BATCHES = "reservedCoreBatches";
     public static final String LOADED_MODELS = "loadedModels";
     public static final String ERRORS = "errors";
     /** Of the job's parse operator: records decoded into requests (the rest are dead letters). */

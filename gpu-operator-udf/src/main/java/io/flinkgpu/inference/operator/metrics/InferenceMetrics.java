@@ -30,6 +30,7 @@ public final class InferenceMetrics {
     private final Counter deadLetters;
     private final Counter isolatedRequests;
     private final Counter isolationRuns;
+    private final Counter reservedCoreBatches;
     private final Map<ErrorCode, Counter> errors = new EnumMap<>(ErrorCode.class);
     /** Concurrent: {@link #track} runs on the thread that completed a load, the rest on the mailbox thread. */
     private final Map<ModelId, ModelMetrics> models = new ConcurrentHashMap<>();
@@ -91,6 +92,7 @@ public final class InferenceMetrics {
         this.deadLetters = group.counter(MetricNames.DEAD_LETTERS);
         this.isolatedRequests = group.counter(MetricNames.ISOLATED_REQUESTS);
         this.isolationRuns = group.counter(MetricNames.ISOLATION_RUNS);
+        this.reservedCoreBatches = group.counter(MetricNames.RESERVED_CORE_BATCHES);
         this.gauges = gauges;
         group.gauge(MetricNames.QUEUED_REQUESTS, queuedRequests::getAsLong);
         group.gauge(MetricNames.IN_FLIGHT_BATCHES, inFlightBatches::getAsLong);
@@ -100,6 +102,11 @@ public final class InferenceMetrics {
     /** Registers the gauge of the batches this subtask executes at once. */
     public void executionThreads(int threads) {
         group.gauge(MetricNames.EXECUTION_THREADS, () -> threads);
+    }
+
+    /** Counts a batch started on the core kept for the task while the execution threads were busy. */
+    public void reservedCoreBatch() {
+        reservedCoreBatches.inc();
     }
 
     /** Per-model metrics. */

@@ -77,6 +77,9 @@ class InferenceMetricsTest {
         assertThat(gauge(listener, "gpu_inference", "loadedModels")).isEqualTo(1L);
         metrics.executionThreads(2);
         assertThat(gauge(listener, "gpu_inference", "executionThreads")).isEqualTo(2);
+        assertThat(counter(listener, "gpu_inference", "reservedCoreBatches")).isZero();
+        metrics.reservedCoreBatch();
+        assertThat(counter(listener, "gpu_inference", "reservedCoreBatches")).isEqualTo(1);
         assertThat(gauge(listener, append(model, "queuedSamples"))).isEqualTo(5L);
         assertThat(gauge(listener, append(model, "batchCap"))).isEqualTo(12);
         assertThat((Double) gauge(listener, append(model, "latencyModelAlphaUs"))).isCloseTo(2000.0,
