@@ -154,8 +154,7 @@ class ExecutionThreadsTest {
     /**
      * {@code n} requests of slow-square (768^3 multiply-adds, milliseconds on one core) that arrive
      * together, on the CPU with execution-threads unset, after one request taught the batcher the
-     * model's run time; returns how much later each after the first started than the first, over
-     * the first's run time.
+     * model's run time; returns each one's start after the first's ({@link LentCoreChecks#starts}).
      */
     private double[] startsOverRunTime(String reservedCoreThreshold, int n) throws Exception {
         return startsOverRunTime(reservedCoreThreshold, n, null);

@@ -18,8 +18,8 @@ public final class LentCoreChecks {
 
     /**
      * {@code n} slow-square requests that arrive together, after one that taught the batcher the
-     * model's run time: how much later each after the first started than the first, over the
-     * first's run time, with the given inference.execution-threads.reserved-core-min-sample-time.
+     * model's run time: each one's start after the first's ({@link #starts}), with the given
+     * inference.execution-threads.reserved-core-min-sample-time.
      */
     @FunctionalInterface
     public interface Starts {
@@ -33,17 +33,23 @@ public final class LentCoreChecks {
     }
 
     /**
-     * For answers of requests {@code x = 2, 3, ...} in order: how much later each after the first
-     * started than the first, over the first's run time (and that the last ran: y = 768 x^2).
+     * For answers of requests {@code x = 2, 3, ...} submitted together, in order: how much later each
+     * after the first started than the first, over the time from the first's start until the
+     * earliest end among the requests before it (for the second, the first's run time): about 0 for
+     * one that started beside them, at least about 1 for one that waited for a slot, whatever their
+     * run times on a busy machine. Also checks that every one ran (the last: y = 768 x^2).
      */
     public static double[] starts(List<InferenceResponse> answers) {
         int n = answers.size();
         assertThat(answers).allSatisfy(r -> assertThat(r.isError()).as(r.id()).isFalse());
         assertThat(answers.get(n - 1).outputs().get(0).asFloats()).containsExactly(768f * (n + 1) * (n + 1));
+        double first = answers.get(0).timings().queueMs();
+        double earliestEnd = Double.MAX_VALUE;
         double[] starts = new double[n - 1];
         for (int i = 1; i < n; i++) {
-            starts[i - 1] = (answers.get(i).timings().queueMs() - answers.get(0).timings().queueMs())
-                    / answers.get(0).timings().inferenceMs();
+            var before = answers.get(i - 1).timings();
+            earliestEnd = Math.min(earliestEnd, before.queueMs() + before.inferenceMs());
+            starts[i - 1] = (answers.get(i).timings().queueMs() - first) / (earliestEnd - first);
         }
         return starts;
     }
@@ -60,7 +66,7 @@ public final class LentCoreChecks {
         }
         // a threshold slow-square's run does not reach: the second waits for the first on the one thread
         assertThat(starts.of("1 h", 2)[0]).isGreaterThan(0.5);
-        // 0: any batch may take the core, still one batch on it: of three, the third waits
+        // 0: any batch may take the core, still one batch on it: of three, the third waits for one to end
         double[] any = starts.of("0 ms", 3);
         if (lendable) {
             assertThat(any[0]).isLessThan(0.5);

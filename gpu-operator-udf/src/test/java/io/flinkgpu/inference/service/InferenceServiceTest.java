@@ -53,7 +53,7 @@ class InferenceServiceTest {
     /**
      * {@code n} requests of slow-square (milliseconds of work on one core) submitted together to a
      * CPU runtime with execution-threads unset, after one taught the batcher the model's run time;
-     * how much later each after the first started than the first, over the first's run time.
+     * each one's start after the first's ({@link LentCoreChecks#starts}).
      */
     private static double[] startsOverRunTime(String reservedCoreThreshold, int n) throws Exception {
         Configuration c = Configuration.fromMap(java.util.Map.of(
